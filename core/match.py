@@ -1,0 +1,779 @@
+"""The match state machine: a whole match of Hokm from the first ace to the target.
+
+``Match`` is mutable, like python-chess's ``Board``: :meth:`Match.apply` validates
+an action completely before changing anything, so a refused action (an
+:class:`IllegalAction`) leaves the match exactly as it was.
+
+Seats are numbered 0..n-1 in playing order (a real table plays anticlockwise, so
+seat ``s + 1`` is the player to ``s``'s right). With four players, seats 0 and 2
+form side 0 and seats 1 and 3 side 1; otherwise each seat is its own side.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from . import scoring
+from .actions import (
+    Action,
+    Bid,
+    ChooseTrump,
+    DeclareBlind,
+    Discard,
+    Draw,
+    Exchange,
+    PlayCard,
+)
+from .cards import (
+    CARDS,
+    SUIT_MASKS,
+    Card,
+    CardSet,
+    Suit,
+    cards_in,
+    mask_of,
+    parse_card,
+)
+from .deck import deck_rng, shuffled_deck
+from .errors import ErrorCode, IllegalAction
+from .events import (
+    BidMade,
+    BlindDeclared,
+    CardPlayed,
+    CardsDealt,
+    Discarded,
+    Drew,
+    Event,
+    Exchanged,
+    HakemDrawn,
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    SeatsArranged,
+    TrickWon,
+    TrumpChosen,
+)
+from .trick import winning_index
+from .variant import Kind, Variant
+
+__all__ = ["FORMAT_VERSION", "Match", "Phase", "SeatView", "TrickRecord"]
+
+#: Bumped whenever :meth:`Match.to_json`'s layout changes incompatibly.
+FORMAT_VERSION = 1
+
+_SPADES = SUIT_MASKS[Suit.SPADES]
+_FIRST_DEAL = 5
+_ACE = 12  # card index within a suit
+
+
+class Phase(StrEnum):
+    NEW = "new"  # created, start() not called yet
+    TRUMP = "trump"  # the hakem names trump from the first five cards
+    DISCARD = "discard"  # two players: put two cards away
+    DRAW = "draw"  # two players: keep or discard from the stock
+    BLIND = "blind"  # bidding variant: blind nil or not, before the draw
+    EXCHANGE = "exchange"  # bidding variant: blind-nil players swap up to 3 cards
+    BID = "bid"  # bidding variant: 0..13 tricks
+    PLAY = "play"  # trick play
+    OVER = "over"  # the match has a winner
+
+
+@dataclass(frozen=True, slots=True)
+class TrickRecord:
+    leader: int
+    plays: tuple[tuple[int, Card], ...]
+    winner: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """What one seat may know, and nothing more. ``seat`` None is a spectator."""
+
+    variant: Variant
+    seat: int | None
+    phase: Phase
+    turn: int | None
+    hand_no: int
+    hakem: int | None
+    dealer: int
+    trump: Suit | None
+    #: This seat's cards (empty for a spectator).
+    hand: tuple[Card, ...]
+    hand_sizes: tuple[int, ...]
+    #: The trick on the table, in playing order.
+    trick: tuple[tuple[int, Card], ...]
+    leader: int | None
+    #: Completed tricks of this hand.
+    tricks: tuple[TrickRecord, ...]
+    tricks_won: tuple[int, ...]
+    scores: tuple[int, ...]
+    card_points: tuple[int, ...]
+    stock_size: int
+    #: Two-player draw: the top stock card, shown only to the seat deciding on it.
+    top_card: Card | None
+    #: Cards this seat put away (its own discards only).
+    discards: tuple[Card, ...]
+    bids: tuple[int | None, ...]
+    blind: tuple[bool, ...]
+    spades_broken: bool
+    #: ``order[seat]`` is the player (by join order) sitting there.
+    order: tuple[int, ...]
+    #: The face-up deal that chose the first hakem.
+    first_draw: tuple[tuple[int, Card], ...]
+    legal: tuple[Action, ...]
+
+    @property
+    def played(self) -> CardSet:
+        """Every card played this hand, including the trick on the table."""
+        m = 0
+        for t in self.tricks:
+            for _, c in t.plays:
+                m |= 1 << c
+        for _, c in self.trick:
+            m |= 1 << c
+        return m
+
+
+class Match:
+    """One match of Hokm. Create it, call :meth:`start`, then :meth:`apply`."""
+
+    def __init__(self, variant: Variant | None = None, seed: int | None = None) -> None:
+        v = variant or Variant()
+        self.variant = v
+        #: None for a live match (secure shuffles); an int makes every deal reproducible.
+        self.seed = seed
+        n = v.players
+        self.n = n
+        self.phase = Phase.NEW
+        self.order: tuple[int, ...] = tuple(range(n))
+        self.first_draw: tuple[tuple[int, Card], ...] = ()
+        self.hand_no = 0
+        self.hakem: int | None = None
+        self.dealer = 0
+        self.first: int | None = None  # bidding variant: who draws first
+        self.trump: Suit | None = None
+        self.turn: int | None = None
+        self.leader: int | None = None
+        self.hands: list[CardSet] = [0] * n
+        self.stock: list[Card] = []  # undealt cards, top first
+        self.discards: list[CardSet] = [0] * n
+        self.pile: list[Card] = []  # bidding variant: the shared discard pile
+        self.trick: list[tuple[int, Card]] = []
+        self.tricks: list[TrickRecord] = []
+        self.tricks_won: list[int] = [0] * n
+        self.scores: list[int] = [0] * v.sides
+        self.card_points: list[int] = [0] * v.sides
+        self.bags: list[int] = [0] * n
+        self.bids: list[int | None] = [None] * n
+        self.blind: list[bool] = [False] * n
+        self.spades_broken = False
+        self.winner: int | None = None
+        #: Summaries of finished hands, oldest first.
+        self.history: list[dict[str, Any]] = []
+        #: Actions applied so far (a move number for stale-button checks).
+        self.ply = 0
+
+    # ------------------------------------------------------------------ queries
+
+    @classmethod
+    def new(cls, variant: Variant | None = None, seed: int | None = None) -> tuple[Match, list[Event]]:
+        m = cls(variant, seed)
+        return m, m.start()
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def side_of(self, seat: int) -> int:
+        return self.variant.side_of(seat)
+
+    def hand_of(self, seat: int) -> list[Card]:
+        return cards_in(self.hands[seat])
+
+    def legal_cards(self, seat: int) -> list[Card]:
+        """The cards ``seat`` may play now (empty when it is not its turn)."""
+        if self.phase is not Phase.PLAY or seat != self.turn:
+            return []
+        return cards_in(self._playable(seat))
+
+    def _playable(self, seat: int) -> CardSet:
+        hand = self.hands[seat]
+        if self.trick:
+            follow = hand & SUIT_MASKS[self.trick[0][1] // 13]
+            return follow or hand
+        if self.variant.kind is Kind.BIDDING and not self.spades_broken:
+            return (hand & ~_SPADES) or hand
+        return hand
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        if seat != self.turn:
+            return []
+        p = self.phase
+        if p is Phase.PLAY:
+            return [PlayCard(c) for c in cards_in(self._playable(seat))]
+        if p is Phase.TRUMP:
+            return [ChooseTrump(s) for s in Suit]
+        if p is Phase.DISCARD:
+            return [Discard(pair) for pair in itertools.combinations(self.hand_of(seat), 2)]
+        if p is Phase.DRAW:
+            return [Draw(True), Draw(False)]
+        if p is Phase.BLIND:
+            return [DeclareBlind(False), DeclareBlind(True)]
+        if p is Phase.EXCHANGE:
+            hand = self.hand_of(seat)
+            return [Exchange(cs) for k in range(4) for cs in itertools.combinations(hand, k)]
+        if p is Phase.BID:
+            return [Bid(t) for t in range(14)]
+        return []
+
+    def view(self, seat: int | None) -> SeatView:
+        """Everything ``seat`` may know; ``None`` gives a spectator's view."""
+        if seat is not None and not 0 <= seat < self.n:
+            raise IllegalAction(ErrorCode.NO_SUCH_SEAT)
+        mine = seat is not None
+        top = (
+            self.stock[0]
+            if mine and self.phase is Phase.DRAW and seat == self.turn and self.stock
+            else None
+        )
+        return SeatView(
+            variant=self.variant,
+            seat=seat,
+            phase=self.phase,
+            turn=self.turn,
+            hand_no=self.hand_no,
+            hakem=self.hakem,
+            dealer=self.dealer,
+            trump=self.trump,
+            hand=tuple(self.hand_of(seat)) if mine else (),
+            hand_sizes=tuple(h.bit_count() for h in self.hands),
+            trick=tuple(self.trick),
+            leader=self.leader,
+            tricks=tuple(self.tricks),
+            tricks_won=tuple(self.tricks_won),
+            scores=tuple(self.scores),
+            card_points=tuple(self.card_points),
+            stock_size=len(self.stock),
+            top_card=top,
+            discards=tuple(cards_in(self.discards[seat])) if mine else (),
+            bids=tuple(self.bids),
+            blind=tuple(self.blind),
+            spades_broken=self.spades_broken,
+            order=self.order,
+            first_draw=self.first_draw,
+            legal=tuple(self.legal_actions(seat)) if mine else (),
+        )
+
+    # ----------------------------------------------------------------- actions
+
+    def start(self) -> list[Event]:
+        """Choose the first hakem (or first drawer) and deal the first hand."""
+        if self.phase is not Phase.NEW:
+            raise IllegalAction(ErrorCode.WRONG_PHASE, "already started")
+        events: list[Event] = []
+        v = self.variant
+        if v.kind is Kind.BIDDING:
+            self.first = deck_rng(self.seed, "first").randrange(2)
+        else:
+            self._draw_for_hakem(events)
+        self._start_hand(events)
+        return events
+
+    def apply(self, seat: int, action: Action) -> list[Event]:
+        """Apply ``seat``'s action and return what happened.
+
+        Raises :class:`IllegalAction` (with the match unchanged) when the rules
+        refuse it.
+        """
+        if not isinstance(seat, int) or not 0 <= seat < self.n:
+            raise IllegalAction(ErrorCode.NO_SUCH_SEAT)
+        if self.phase is Phase.OVER:
+            raise IllegalAction(ErrorCode.MATCH_OVER)
+        events: list[Event] = []
+        kind = type(action)
+        if kind is PlayCard:
+            self.play(seat, action.card, events)  # type: ignore[union-attr]
+            return events
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            raise IllegalAction(ErrorCode.UNKNOWN_ACTION, repr(action))
+        phase = _PHASE_OF[kind]
+        if self.phase is not phase:
+            raise IllegalAction(ErrorCode.WRONG_PHASE, f"{self.phase} not {phase}")
+        if seat != self.turn:
+            raise IllegalAction(ErrorCode.NOT_YOUR_TURN)
+        handler(self, seat, action, events)
+        self.ply += 1
+        return events
+
+    def play(self, seat: int, card: int, events: list[Event] | None = None) -> None:
+        """Play a card: the hot path of :meth:`apply`, usable directly by searches.
+
+        Events are appended to ``events`` when it is given.
+        """
+        if self.phase is not Phase.PLAY:
+            raise IllegalAction(ErrorCode.WRONG_PHASE)
+        if seat != self.turn:
+            raise IllegalAction(ErrorCode.NOT_YOUR_TURN)
+        if not 0 <= card < 52:
+            raise IllegalAction(ErrorCode.UNKNOWN_CARD)
+        bit = 1 << card
+        hand = self.hands[seat]
+        if not hand & bit:
+            raise IllegalAction(ErrorCode.CARD_NOT_IN_HAND)
+        trick = self.trick
+        if trick:
+            led = trick[0][1] // 13
+            if card // 13 != led and hand & SUIT_MASKS[led]:
+                raise IllegalAction(ErrorCode.MUST_FOLLOW_SUIT, led_suit=Suit(led))
+        elif (
+            card // 13 == Suit.SPADES
+            and self.variant.kind is Kind.BIDDING
+            and not self.spades_broken
+            and hand & ~_SPADES
+        ):
+            raise IllegalAction(ErrorCode.SPADES_NOT_BROKEN)
+        # Validated: from here on nothing may raise.
+        self.ply += 1
+        self.hands[seat] = hand ^ bit
+        c = CARDS[card]
+        trick.append((seat, c))
+        if events is not None:
+            events.append(CardPlayed(seat, c))
+        if len(trick) < self.n:
+            self.turn = seat + 1 if seat + 1 < self.n else 0
+            return
+        self._finish_trick(events)
+
+    # ------------------------------------------------------------- internals
+
+    def _finish_trick(self, events: list[Event] | None) -> None:
+        trick = self.trick
+        trump = self.trump
+        cards = [c for _, c in trick]
+        winner = trick[winning_index(cards, trump)][0]
+        if trump == Suit.SPADES and not self.spades_broken:
+            led = cards[0] // 13
+            if led != Suit.SPADES and any(c // 13 == Suit.SPADES for c in cards):
+                self.spades_broken = True
+        self.tricks_won[winner] += 1
+        plays = tuple(trick)
+        self.tricks.append(TrickRecord(self.leader, plays, winner))  # type: ignore[arg-type]
+        if self.variant.card_points:
+            self.card_points[self.variant.side_of(winner)] += sum(c % 13 + 2 for c in cards)
+        self.trick = []
+        self.leader = self.turn = winner
+        if events is not None:
+            events.append(TrickWon(winner, plays, len(self.tricks), tuple(self.tricks_won)))
+        result = scoring.hand_result(self)
+        if result is not None:
+            self._end_hand(result, events if events is not None else [])
+
+    def _draw_for_hakem(self, events: list[Event]) -> None:
+        """First hakem: deal face up from a random seat until the first ace."""
+        v = self.variant
+        deck = shuffled_deck(self.seed, "hakem")
+        seat = deck_rng(self.seed, "hakem-seat").randrange(self.n)
+        draw: list[tuple[int, Card]] = []
+        hakem = partner = None
+        for card in deck:
+            if hakem is not None and seat == hakem:
+                seat = (seat + 1) % self.n  # the hakem gets no more cards
+            draw.append((seat, card))
+            if card % 13 == _ACE:
+                if hakem is None:
+                    hakem = seat
+                    if not (v.teams and v.teams_by_aces):
+                        break
+                else:
+                    partner = seat
+                    break
+            seat = (seat + 1) % self.n
+        assert hakem is not None
+        self.hakem = hakem
+        self.first_draw = tuple(draw)
+        events.append(HakemDrawn(self.first_draw, hakem, partner))
+        if partner is not None:
+            opposite = (hakem + 2) % 4
+            if partner != opposite:
+                order = list(self.order)
+                order[partner], order[opposite] = order[opposite], order[partner]
+                self.order = tuple(order)
+            events.append(SeatsArranged(self.order))
+
+    def _start_hand(self, events: list[Event]) -> None:
+        v = self.variant
+        n = self.n
+        self.hand_no += 1
+        self.trump = None
+        self.trick = []
+        self.tricks = []
+        self.tricks_won = [0] * n
+        self.hands = [0] * n
+        self.discards = [0] * n
+        self.pile = []
+        self.bids = [None] * n
+        self.blind = [False] * n
+        self.spades_broken = False
+        without = v.removed_two if v.deck_size == 51 else None
+        self.stock = shuffled_deck(self.seed, f"hand:{self.hand_no}", without)
+        if v.kind is Kind.BIDDING:
+            first = self.first
+            assert first is not None
+            self.dealer = 1 - first
+            self.trump = Suit.SPADES
+            events.append(HandStarted(self.hand_no, None, self.dealer, first))
+            self.phase = Phase.BLIND
+            self.turn = 1 - first  # the second player declares and bids first
+            return
+        hakem = self.hakem
+        assert hakem is not None
+        self.dealer = (hakem - 1) % n
+        events.append(HandStarted(self.hand_no, hakem, self.dealer))
+        # Only the hakem's five cards are dealt before trump, except with two
+        # players, where both take five and the rest is the stock.
+        for seat in self._from(hakem) if n == 2 else (hakem,):
+            self._deal(seat, _FIRST_DEAL)
+        events.append(CardsDealt(self._counts()))
+        self.phase = Phase.TRUMP
+        self.turn = hakem
+
+    def _from(self, seat: int) -> list[int]:
+        return [(seat + i) % self.n for i in range(self.n)]
+
+    def _deal(self, seat: int, count: int) -> None:
+        taken, self.stock = self.stock[:count], self.stock[count:]
+        self.hands[seat] |= mask_of(taken)
+
+    def _counts(self) -> tuple[int, ...]:
+        return tuple(h.bit_count() for h in self.hands)
+
+    def _choose_trump(self, seat: int, action: ChooseTrump, events: list[Event]) -> None:
+        try:
+            suit = Suit(action.suit)
+        except ValueError:
+            raise IllegalAction(ErrorCode.UNKNOWN_ACTION, "no such suit") from None
+        self.trump = suit
+        events.append(TrumpChosen(seat, suit))
+        if self.n == 2:
+            self.phase = Phase.DISCARD
+            return
+        order = self._from(seat)
+        for seat_ in order[1:]:
+            self._deal(seat_, _FIRST_DEAL)
+        for _ in range(2 if self.n == 4 else 3):
+            for seat_ in order:
+                self._deal(seat_, 4)
+        events.append(CardsDealt(self._counts()))
+        self._begin_play(seat)
+
+    def _begin_play(self, leader: int) -> None:
+        self.phase = Phase.PLAY
+        self.turn = self.leader = leader
+
+    def _own_cards(self, seat: int, cards: Iterable[Any], code: ErrorCode) -> CardSet:
+        m = 0
+        for c in cards:
+            if not isinstance(c, int) or not 0 <= c < 52:
+                raise IllegalAction(ErrorCode.UNKNOWN_CARD)
+            m |= 1 << c
+        if m & ~self.hands[seat]:
+            raise IllegalAction(ErrorCode.CARD_NOT_IN_HAND)
+        return m
+
+    def _discard(self, seat: int, action: Discard, events: list[Event]) -> None:
+        m = self._own_cards(seat, action.cards, ErrorCode.BAD_DISCARD)
+        if m.bit_count() != 2 or len(action.cards) != 2:
+            raise IllegalAction(ErrorCode.BAD_DISCARD, "discard exactly two cards")
+        self.hands[seat] &= ~m
+        self.discards[seat] |= m
+        events.append(Discarded(seat, 2))
+        other = 1 - seat
+        if self.discards[other]:
+            self.phase = Phase.DRAW
+            self.turn = self.hakem
+        else:
+            self.turn = other
+
+    def _draw(self, seat: int, action: Draw, events: list[Event]) -> None:
+        first, second = self.stock[0], self.stock[1]
+        self.stock = self.stock[2:]
+        kept, dropped = (first, second) if action.keep else (second, first)
+        self.hands[seat] |= 1 << kept
+        self.discards[seat] |= 1 << dropped
+        if self.variant.kind is Kind.BIDDING:
+            self.pile.append(dropped)
+        events.append(Drew(seat, len(self.stock)))
+        size = self.variant.hand_size
+        if all(h.bit_count() == size for h in self.hands):
+            if self.variant.kind is Kind.BIDDING:
+                self._after_draw_bidding(events)
+            else:
+                events.append(CardsDealt(self._counts()))
+                self._begin_play(self.hakem)  # type: ignore[arg-type]
+        else:
+            self.turn = 1 - seat
+
+    # Bidding variant -------------------------------------------------------
+
+    def _second(self) -> int:
+        return 1 - self.first  # type: ignore[operator]
+
+    def _declare_blind(self, seat: int, action: DeclareBlind, events: list[Event]) -> None:
+        self.blind[seat] = bool(action.blind)
+        if action.blind:
+            self.bids[seat] = 0
+        events.append(BlindDeclared(seat, bool(action.blind)))
+        if seat == self._second():
+            self.turn = self.first
+        else:
+            self.phase = Phase.DRAW
+            self.turn = self.first
+
+    def _after_draw_bidding(self, events: list[Event]) -> None:
+        events.append(CardsDealt(self._counts()))
+        for seat in (self._second(), self.first):
+            if self.blind[seat]:
+                self.phase, self.turn = Phase.EXCHANGE, seat
+                return
+        self._next_bidder(events)
+
+    def _exchange(self, seat: int, action: Exchange, events: list[Event]) -> None:
+        m = self._own_cards(seat, action.cards, ErrorCode.BAD_EXCHANGE)
+        k = m.bit_count()
+        if k > 3 or k != len(action.cards):
+            raise IllegalAction(ErrorCode.BAD_EXCHANGE, "exchange at most three cards")
+        rng = deck_rng(self.seed, f"exchange:{self.hand_no}:{seat}")
+        taken = rng.sample(self.pile, k) if k else []
+        for c in taken:
+            self.pile.remove(c)
+        given = cards_in(m)
+        self.pile.extend(given)
+        self.hands[seat] = (self.hands[seat] & ~m) | mask_of(taken)
+        events.append(Exchanged(seat, k))
+        if seat == self._second() and self.blind[self.first]:  # type: ignore[index]
+            self.turn = self.first
+            return
+        self._next_bidder(events)
+
+    def _next_bidder(self, events: list[Event]) -> None:
+        for seat in (self._second(), self.first):
+            if self.bids[seat] is None:  # type: ignore[index]
+                self.phase, self.turn = Phase.BID, seat
+                return
+        self._begin_play(self._second())
+
+    def _bid(self, seat: int, action: Bid, events: list[Event]) -> None:
+        t = action.tricks
+        if not isinstance(t, int) or not 0 <= t <= 13:
+            raise IllegalAction(ErrorCode.BAD_BID, "bid 0 to 13")
+        self.bids[seat] = t
+        events.append(BidMade(seat, t, False))
+        self._next_bidder(events)
+
+    # End of a hand ---------------------------------------------------------
+
+    def _end_hand(self, result: scoring.HandResult, events: list[Event]) -> None:
+        v = self.variant
+        for side, p in enumerate(result.points):
+            self.scores[side] += p
+        self.bags = list(result.bags) if result.bags is not None else self.bags
+        events.append(
+            HandEnded(
+                self.hand_no,
+                result.winner,
+                result.kind,
+                result.points,
+                tuple(self.tricks_won),
+                tuple(self.scores),
+                self.hakem,
+            )
+        )
+        self.history.append(
+            {
+                "hand": self.hand_no,
+                "hakem": self.hakem,
+                "trump": self.trump.letter if self.trump is not None else None,
+                "winner": result.winner,
+                "kind": str(result.kind),
+                "points": list(result.points),
+                "tricks": list(self.tricks_won),
+            }
+        )
+        winner = scoring.match_winner(v, self.scores)
+        if winner is not None:
+            self.winner = winner
+            self.phase = Phase.OVER
+            self.turn = None
+            events.append(MatchEnded(winner, tuple(self.scores)))
+            return
+        if v.kind is Kind.BIDDING:
+            self.first = 1 - self.first  # type: ignore[operator]
+        else:
+            self.hakem = scoring.next_hakem(v, self.hakem, result.winner)  # type: ignore[arg-type]
+        self._start_hand(events)
+
+    # ---------------------------------------------------------- serialization
+
+    def to_dict(self) -> dict[str, Any]:
+        def cs(mask: CardSet) -> list[str]:
+            return [c.ascii for c in cards_in(mask)]
+
+        return {
+            "format": FORMAT_VERSION,
+            "variant": self.variant.to_dict(),
+            "seed": self.seed,
+            "phase": str(self.phase),
+            "order": list(self.order),
+            "first_draw": [[s, c.ascii] for s, c in self.first_draw],
+            "hand_no": self.hand_no,
+            "hakem": self.hakem,
+            "dealer": self.dealer,
+            "first": self.first,
+            "trump": self.trump.letter if self.trump is not None else None,
+            "turn": self.turn,
+            "leader": self.leader,
+            "hands": [cs(h) for h in self.hands],
+            "stock": [c.ascii for c in self.stock],
+            "discards": [cs(d) for d in self.discards],
+            "pile": [c.ascii for c in self.pile],
+            "trick": [[s, c.ascii] for s, c in self.trick],
+            "tricks": [
+                [t.leader, [[s, c.ascii] for s, c in t.plays], t.winner] for t in self.tricks
+            ],
+            "tricks_won": list(self.tricks_won),
+            "scores": list(self.scores),
+            "card_points": list(self.card_points),
+            "bags": list(self.bags),
+            "bids": list(self.bids),
+            "blind": list(self.blind),
+            "spades_broken": self.spades_broken,
+            "winner": self.winner,
+            "history": self.history,
+            "ply": self.ply,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Match:
+        if d.get("format") != FORMAT_VERSION:
+            raise ValueError(f"unsupported match format {d.get('format')!r}")
+        m = cls(Variant.from_dict(d["variant"]), d["seed"])
+        p = parse_card
+
+        def pairs(items: list[list[Any]]) -> list[tuple[int, Card]]:
+            return [(int(s), p(c)) for s, c in items]
+
+        m.phase = Phase(d["phase"])
+        m.order = tuple(d["order"])
+        m.first_draw = tuple(pairs(d["first_draw"]))
+        m.hand_no = d["hand_no"]
+        m.hakem = d["hakem"]
+        m.dealer = d["dealer"]
+        m.first = d["first"]
+        m.trump = Suit.parse(d["trump"]) if d["trump"] is not None else None
+        m.turn = d["turn"]
+        m.leader = d["leader"]
+        m.hands = [mask_of(p(c) for c in h) for h in d["hands"]]
+        m.stock = [p(c) for c in d["stock"]]
+        m.discards = [mask_of(p(c) for c in h) for h in d["discards"]]
+        m.pile = [p(c) for c in d["pile"]]
+        m.trick = pairs(d["trick"])
+        m.tricks = [TrickRecord(t[0], tuple(pairs(t[1])), t[2]) for t in d["tricks"]]
+        m.tricks_won = list(d["tricks_won"])
+        m.scores = list(d["scores"])
+        m.card_points = list(d["card_points"])
+        m.bags = list(d["bags"])
+        m.bids = list(d["bids"])
+        m.blind = list(d["blind"])
+        m.spades_broken = d["spades_broken"]
+        m.winner = d["winner"]
+        m.history = list(d["history"])
+        m.ply = d["ply"]
+        return m
+
+    @classmethod
+    def from_json(cls, text: str) -> Match:
+        return cls.from_dict(json.loads(text))
+
+    def copy(self) -> Match:
+        """An independent copy (cheap: lists are copied, values are immutable)."""
+        m = object.__new__(Match)
+        m.__dict__.update(self.__dict__)
+        for name in (
+            "hands",
+            "stock",
+            "discards",
+            "pile",
+            "trick",
+            "tricks",
+            "tricks_won",
+            "scores",
+            "card_points",
+            "bags",
+            "bids",
+            "blind",
+            "history",
+        ):
+            setattr(m, name, list(getattr(self, name)))
+        return m
+
+    @classmethod
+    def from_view(cls, view: SeatView, hands: list[CardSet]) -> Match:
+        """A match consistent with ``view`` in which the hidden hands are ``hands``.
+
+        Computer players use this to search sampled deals with the engine's own
+        rules. The stock and other private piles are left empty, so the result is
+        only for trick play.
+        """
+        v = view.variant
+        m = cls(v, None)
+        m.phase = view.phase
+        m.order = view.order
+        m.hand_no = view.hand_no
+        m.hakem = view.hakem
+        m.dealer = view.dealer
+        m.trump = view.trump
+        m.turn = view.turn
+        m.leader = view.leader
+        m.hands = list(hands)
+        m.trick = list(view.trick)
+        m.tricks = list(view.tricks)
+        m.tricks_won = list(view.tricks_won)
+        m.scores = list(view.scores)
+        m.card_points = list(view.card_points)
+        m.bids = list(view.bids)
+        m.blind = list(view.blind)
+        m.spades_broken = view.spades_broken
+        return m
+
+    def __repr__(self) -> str:
+        return (
+            f"<Match {self.variant.players}p {self.variant.kind} hand {self.hand_no} "
+            f"{self.phase} turn={self.turn} scores={self.scores}>"
+        )
+
+
+_HANDLERS = {
+    ChooseTrump: Match._choose_trump,
+    Discard: Match._discard,
+    Draw: Match._draw,
+    DeclareBlind: Match._declare_blind,
+    Exchange: Match._exchange,
+    Bid: Match._bid,
+}
+_PHASE_OF = {
+    ChooseTrump: Phase.TRUMP,
+    Discard: Phase.DISCARD,
+    Draw: Phase.DRAW,
+    DeclareBlind: Phase.BLIND,
+    Exchange: Phase.EXCHANGE,
+    Bid: Phase.BID,
+}

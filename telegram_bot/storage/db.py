@@ -1,0 +1,152 @@
+"""Engine, sessions and migrations.
+
+>>> url = database_url_from_env()          # DATABASE_URL, or SQLite in HOKM_DATA_DIR / cwd
+>>> await migrate(url)                      # Alembic upgrade to head
+>>> engine = create_engine(url)
+>>> Session = session_factory(engine)
+>>> async with Session.begin() as session:  # one transaction, committed on exit
+...     game = await repo.get_active_game(session, chat_id)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+SQLITE_FILENAME = "hokm.sqlite3"
+# How long a SQLite connection waits for another one's write lock before failing.
+SQLITE_BUSY_TIMEOUT_MS = 15_000
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+ALEMBIC_INI = MIGRATIONS_DIR / "alembic.ini"
+
+
+def normalize_url(url: str | URL) -> str:
+    """Pick the async driver for a database URL.
+
+    ``postgres://`` and ``postgresql://`` (as hosting providers hand them out) become
+    ``postgresql+asyncpg://``, with libpq's ``sslmode`` turned into asyncpg's ``ssl``;
+    ``sqlite://`` becomes ``sqlite+aiosqlite://``. Other URLs are returned unchanged.
+    """
+    text = url.render_as_string(hide_password=False) if isinstance(url, URL) else str(url)
+    if text.startswith("postgres://"):
+        text = "postgresql://" + text[len("postgres://") :]
+    parsed = make_url(text)
+    if parsed.drivername in ("postgresql", "postgresql+psycopg2", "postgresql+psycopg"):
+        parsed = parsed.set(drivername="postgresql+asyncpg")
+        if "sslmode" in parsed.query:
+            query = dict(parsed.query)
+            query["ssl"] = query.pop("sslmode")
+            parsed = parsed.set(query=query)
+    elif parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    return parsed.render_as_string(hide_password=False)
+
+
+def database_url_from_env(environ: dict[str, str] | None = None) -> str:
+    """The database URL the bot should use.
+
+    ``DATABASE_URL`` if set (normalized by :func:`normalize_url`); otherwise a SQLite
+    file ``hokm.sqlite3`` in ``HOKM_DATA_DIR`` if that is set, else in the current
+    directory (``sqlite+aiosqlite:///hokm.sqlite3``).
+    """
+    env = os.environ if environ is None else environ
+    url = env.get("DATABASE_URL", "").strip()
+    if url:
+        return normalize_url(url)
+    data_dir = env.get("HOKM_DATA_DIR", "").strip()
+    if data_dir:
+        path = Path(data_dir).expanduser().resolve() / SQLITE_FILENAME
+        return f"sqlite+aiosqlite:///{path.as_posix()}"
+    return f"sqlite+aiosqlite:///{SQLITE_FILENAME}"
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")  # 'memory' for in-memory databases
+        cursor.execute("PRAGMA synchronous = NORMAL")  # safe with WAL, much faster
+    finally:
+        cursor.close()
+
+
+def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
+    """An async engine for ``url`` (default: :func:`database_url_from_env`).
+
+    SQLite connections get WAL journaling, foreign keys, ``synchronous=NORMAL`` and a
+    busy timeout; the folder of a SQLite file is created if missing. Extra keyword
+    arguments go to :func:`sqlalchemy.ext.asyncio.create_async_engine`.
+    """
+    text = normalize_url(url if url is not None else database_url_from_env())
+    parsed = make_url(text)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(text, **kwargs)
+        event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_async_engine(text, **kwargs)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep loaded objects usable after commit (``expire_on_commit=False``).
+
+    Use ``async with factory.begin() as session:`` for one transaction; the functions in
+    :mod:`telegram_bot.storage.repo` never commit by themselves.
+    """
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(url: str | URL | None = None) -> Any:
+    """The Alembic ``Config`` for the bot's migrations, independent of the current directory."""
+    from alembic.config import Config
+
+    cfg = Config(str(ALEMBIC_INI))
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        # Given to env.py as an attribute: no '%' interpolation troubles with passwords.
+        cfg.attributes["url"] = normalize_url(url)
+    return cfg
+
+
+def _upgrade(connection: Connection, cfg: Any, revision: str) -> None:
+    from alembic import command
+
+    cfg.attributes["connection"] = connection
+    command.upgrade(cfg, revision)
+
+
+async def migrate(url: str | URL | None = None, revision: str = "head") -> None:
+    """Run the Alembic migrations up to ``revision`` (default head).
+
+    Safe to call from inside a running event loop: Alembic runs synchronously on the
+    engine's connection through ``run_sync``. Does not touch logging configuration.
+    """
+    text = normalize_url(url if url is not None else database_url_from_env())
+    cfg = alembic_config(text)
+    engine = create_engine(text)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_upgrade, cfg, revision)
+    finally:
+        await engine.dispose()
+
+
+def migrate_sync(url: str | URL | None = None, revision: str = "head") -> None:
+    """:func:`migrate` for code that has no event loop running."""
+    asyncio.run(migrate(url, revision))
