@@ -124,11 +124,22 @@ def alembic_config(url: str | URL | None = None) -> Any:
     return cfg
 
 
-def _upgrade(connection: Connection, cfg: Any, revision: str) -> None:
+def _run_alembic(connection: Connection, cfg: Any, direction: str, revision: str) -> None:
     from alembic import command
 
     cfg.attributes["connection"] = connection
-    command.upgrade(cfg, revision)
+    getattr(command, direction)(cfg, revision)
+
+
+async def _run(url: str | URL | None, direction: str, revision: str) -> None:
+    text = normalize_url(url if url is not None else database_url_from_env())
+    cfg = alembic_config(text)
+    engine = create_engine(text)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_run_alembic, cfg, direction, revision)
+    finally:
+        await engine.dispose()
 
 
 async def migrate(url: str | URL | None = None, revision: str = "head") -> None:
@@ -137,14 +148,12 @@ async def migrate(url: str | URL | None = None, revision: str = "head") -> None:
     Safe to call from inside a running event loop: Alembic runs synchronously on the
     engine's connection through ``run_sync``. Does not touch logging configuration.
     """
-    text = normalize_url(url if url is not None else database_url_from_env())
-    cfg = alembic_config(text)
-    engine = create_engine(text)
-    try:
-        async with engine.begin() as connection:
-            await connection.run_sync(_upgrade, cfg, revision)
-    finally:
-        await engine.dispose()
+    await _run(url, "upgrade", revision)
+
+
+async def downgrade(url: str | URL | None = None, revision: str = "base") -> None:
+    """Undo migrations down to ``revision`` (default: base, dropping every table)."""
+    await _run(url, "downgrade", revision)
 
 
 def migrate_sync(url: str | URL | None = None, revision: str = "head") -> None:

@@ -158,9 +158,7 @@ class Game(Base):
 
     __tablename__ = "games"
     __table_args__ = (
-        CheckConstraint(
-            "status IN ('lobby', 'playing', 'finished', 'cancelled')", name="status"
-        ),
+        CheckConstraint("status IN ('lobby', 'playing', 'finished', 'cancelled')", name="status"),
         Index(
             "uq_games_one_active_per_chat",
             "chat_id",

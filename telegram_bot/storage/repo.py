@@ -1,0 +1,518 @@
+"""The bot's database operations: small async functions over an ``AsyncSession``.
+
+None of them commits: the caller owns the transaction, so several operations can be
+made atomic together (for example saving a finished game and recording its result)::
+
+    async with Session.begin() as session:          # commits on exit, rolls back on error
+        game = await repo.get_game(session, game_id)
+        ...
+        await repo.save_game(session, game, expected_move=move_read)
+        await repo.record_match_result(session, ...)
+
+``Game`` objects returned here are detached snapshots: change their attributes freely
+and persist them with :func:`save_game`, which writes only if nobody else saved the
+game since (optimistic concurrency on ``Game.move``). Nothing is ever written behind
+the caller's back by the ORM's autoflush.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from .models import (
+    ACTIVE_STATUSES,
+    LANGUAGES,
+    Chat,
+    Game,
+    MatchResult,
+    PlayerTally,
+    User,
+    utcnow,
+)
+
+GAME_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+GAME_ID_LENGTH = 6
+
+
+class StorageError(Exception):
+    """Base class of the errors raised by this module."""
+
+
+class StaleGameError(StorageError):
+    """The game was saved by someone else since it was read (or it no longer exists)."""
+
+    def __init__(self, game_id: str, expected_move: int) -> None:
+        super().__init__(f"game {game_id!r} is no longer at move {expected_move}")
+        self.game_id = game_id
+        self.expected_move = expected_move
+
+
+class ActiveGameExistsError(StorageError):
+    """The chat already has a game in the lobby or in progress."""
+
+    def __init__(self, chat_id: int, game_id: str | None = None) -> None:
+        super().__init__(f"chat {chat_id} already has an active game {game_id!r}")
+        self.chat_id = chat_id
+        self.game_id = game_id
+
+
+def _insert(session: AsyncSession, table: Any) -> Any:
+    """A dialect-specific INSERT that supports ON CONFLICT (SQLite and PostgreSQL)."""
+    name = session.get_bind().dialect.name
+    if name == "postgresql":
+        return postgresql.insert(table)
+    if name == "sqlite":
+        return sqlite.insert(table)
+    raise StorageError(f"unsupported database dialect: {name}")
+
+
+def _check_language(language: str | None, *, allow_none: bool) -> None:
+    if language is None and allow_none:
+        return
+    if language not in LANGUAGES:
+        raise ValueError(f"unsupported language {language!r}; expected one of {LANGUAGES}")
+
+
+def new_game_id() -> str:
+    """A short random id for callback data: 6 characters of [a-z0-9]."""
+    return "".join(secrets.choice(GAME_ID_ALPHABET) for _ in range(GAME_ID_LENGTH))
+
+
+# ---------------------------------------------------------------------------- users
+
+
+async def get_or_create_user(
+    session: AsyncSession,
+    user_id: int,
+    first_name: str,
+    username: str | None = None,
+    language_code: str | None = None,
+) -> User:
+    """Insert the user, or refresh their name, username and Telegram language.
+
+    Safe against two concurrent updates from a new user (INSERT ... ON CONFLICT).
+    The user's chosen ``language`` and ``started_bot`` are never touched here.
+    """
+    now = utcnow()
+    stmt = _insert(session, User).values(
+        id=user_id,
+        first_name=first_name,
+        username=username,
+        telegram_language=language_code,
+        started_bot=False,
+        created_at=now,
+        updated_at=now,
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[User.id],
+        set_={
+            "first_name": stmt.excluded.first_name,
+            "username": stmt.excluded.username,
+            "telegram_language": stmt.excluded.telegram_language,
+            "updated_at": stmt.excluded.updated_at,
+        },
+    )
+    await session.execute(stmt)
+    user = await session.get(User, user_id, populate_existing=True)
+    assert user is not None
+    return user
+
+
+async def get_user(session: AsyncSession, user_id: int) -> User | None:
+    return await session.get(User, user_id, populate_existing=True)
+
+
+async def set_user_language(session: AsyncSession, user_id: int, language: str | None) -> bool:
+    """Set the user's chosen language ('fa' | 'en'; None: back to Telegram's). False if unknown user."""
+    _check_language(language, allow_none=True)
+    result = await session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(language=language, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount > 0
+
+
+async def mark_started(session: AsyncSession, user_id: int, started: bool = True) -> bool:
+    """Record that the user opened (or, with False, blocked) the private chat with the bot.
+
+    False if the user is unknown: call :func:`get_or_create_user` first.
+    """
+    result = await session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(started_bot=started, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount > 0
+
+
+# ---------------------------------------------------------------------------- chats
+
+
+async def get_or_create_chat(
+    session: AsyncSession,
+    chat_id: int,
+    type: str,
+    title: str | None = None,
+    language: str = "fa",
+) -> Chat:
+    """Insert the chat, or refresh its type and title (a group may become a supergroup
+    under a new id: that is a new chat). ``language`` is only used for a new chat."""
+    _check_language(language, allow_none=False)
+    stmt = _insert(session, Chat).values(
+        id=chat_id, type=type, title=title, language=language, settings={}, created_at=utcnow()
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Chat.id],
+        set_={"type": stmt.excluded.type, "title": stmt.excluded.title},
+    )
+    await session.execute(stmt)
+    chat = await session.get(Chat, chat_id, populate_existing=True)
+    assert chat is not None
+    return chat
+
+
+async def get_chat(session: AsyncSession, chat_id: int) -> Chat | None:
+    return await session.get(Chat, chat_id, populate_existing=True)
+
+
+async def set_chat_language(session: AsyncSession, chat_id: int, language: str) -> bool:
+    """Set the group's language ('fa' | 'en'). False if the chat is unknown."""
+    _check_language(language, allow_none=False)
+    result = await session.execute(
+        update(Chat)
+        .where(Chat.id == chat_id)
+        .values(language=language)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount > 0
+
+
+async def update_chat_settings(
+    session: AsyncSession, chat_id: int, changes: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Merge ``changes`` into the chat's default table settings (a key set to None is
+    removed) and return the new settings. Raises ``LookupError`` for an unknown chat."""
+    chat = await session.get(Chat, chat_id, populate_existing=True, with_for_update=True)
+    if chat is None:
+        raise LookupError(f"unknown chat {chat_id}")
+    settings = dict(chat.settings or {})
+    for key, value in changes.items():
+        if value is None:
+            settings.pop(key, None)
+        else:
+            settings[key] = value
+    chat.settings = settings  # a new object: the ORM sees the change
+    await session.flush()
+    return settings
+
+
+# ---------------------------------------------------------------------------- games
+
+
+def _detach(session: AsyncSession, game: Game | None) -> Game | None:
+    if game is not None and game in session:
+        session.expunge(game)
+    return game
+
+
+async def create_game(
+    session: AsyncSession,
+    chat_id: int,
+    owner_id: int,
+    seats: Sequence[Mapping[str, Any]] = (),
+    settings: Mapping[str, Any] | None = None,
+    status: str = "lobby",
+) -> Game:
+    """Open a new game (a lobby by default) in a known chat, with a fresh unique id.
+
+    Raises :class:`ActiveGameExistsError` if the chat already has a lobby or a game in
+    progress (checked by the database's partial unique index, so it holds under races).
+    """
+    now = utcnow()
+    for _ in range(20):
+        game_id = new_game_id()
+        values = {
+            "id": game_id,
+            "chat_id": chat_id,
+            "status": status,
+            "owner_id": owner_id,
+            "seats": [dict(s) for s in seats],
+            "settings": dict(settings or {}),
+            "state": None,
+            "move": 0,
+            "table_message_id": None,
+            "private_messages": {},
+            "deadline": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+        # ON CONFLICT DO NOTHING covers both the primary key and the one-active-game
+        # index without aborting the caller's transaction.
+        result = await session.execute(
+            _insert(session, Game).values(**values).on_conflict_do_nothing()
+        )
+        if result.rowcount == 1:
+            game = await session.get(Game, game_id, populate_existing=True)
+            assert game is not None
+            return _detach(session, game)  # type: ignore[return-value]
+        if status in ACTIVE_STATUSES:
+            active = await get_active_game(session, chat_id)
+            if active is not None:
+                raise ActiveGameExistsError(chat_id, active.id)
+    raise StorageError("could not find a free game id")
+
+
+async def get_game(session: AsyncSession, game_id: str) -> Game | None:
+    """The game with this id (any status), detached, or None."""
+    game = await session.get(Game, game_id, populate_existing=True)
+    return _detach(session, game)
+
+
+async def get_active_game(session: AsyncSession, chat_id: int) -> Game | None:
+    """The chat's game in the lobby or in progress, detached, or None."""
+    game = await session.scalar(
+        select(Game)
+        .where(Game.chat_id == chat_id, Game.status.in_(ACTIVE_STATUSES))
+        .execution_options(populate_existing=True)
+    )
+    return _detach(session, game)
+
+
+async def list_active_games(session: AsyncSession) -> list[Game]:
+    """Every game in the lobby or in progress, oldest first (for resuming after a restart)."""
+    result = await session.scalars(
+        select(Game)
+        .where(Game.status.in_(ACTIVE_STATUSES))
+        .order_by(Game.created_at, Game.id)
+        .execution_options(populate_existing=True)
+    )
+    return [_detach(session, g) for g in result.all()]  # type: ignore[misc]
+
+
+def _seated(game: Game, user_id: int) -> bool:
+    return any(seat.get("user_id") == user_id for seat in game.seats or [])
+
+
+async def find_active_game_for_user(session: AsyncSession, user_id: int) -> Game | None:
+    """The active game (lobby or in progress) in which this user holds a seat, or None.
+
+    A user plays in one game at a time; if several match anyway, the newest is returned.
+    """
+    uid = int(user_id)
+    query = select(Game).where(Game.status.in_(ACTIVE_STATUSES))
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        query = query.where(text("games.seats @> CAST(:seat AS jsonb)")).params(
+            seat=f'[{{"user_id": {uid}}}]'
+        )
+    elif dialect == "sqlite":
+        query = query.where(
+            text(
+                "EXISTS (SELECT 1 FROM json_each(games.seats) "
+                "WHERE json_extract(json_each.value, '$.user_id') = :uid)"
+            )
+        ).params(uid=uid)
+    query = query.order_by(Game.created_at.desc(), Game.id).execution_options(
+        populate_existing=True
+    )
+    for game in (await session.scalars(query)).all():
+        if _seated(game, uid):  # the SQL filter narrows, this decides
+            return _detach(session, game)
+    return None
+
+
+_SAVED_COLUMNS = (
+    "status",
+    "owner_id",
+    "seats",
+    "settings",
+    "state",
+    "move",
+    "table_message_id",
+    "private_messages",
+    "deadline",
+)
+
+
+async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Game:
+    """Write the game's current fields, if the stored move number is still ``expected_move``.
+
+    Set ``game.move`` to the new move number before saving (``expected_move + 1`` after
+    an accepted action; unchanged for bookkeeping such as message ids). Issues
+    ``UPDATE games SET ... WHERE id = :id AND move = :expected``; if no row matches
+    (another writer got there first, or the game is gone), raises
+    :class:`StaleGameError` and writes nothing. Returns the game, detached, with
+    ``updated_at`` refreshed.
+    """
+    _detach(session, game)
+    now = utcnow()
+    values: dict[str, Any] = {name: getattr(game, name) for name in _SAVED_COLUMNS}
+    values["updated_at"] = now
+    # Fresh containers: never hand the database a JSON value the caller keeps mutating.
+    values["seats"] = [dict(s) for s in values["seats"] or []]
+    values["settings"] = dict(values["settings"] or {})
+    values["private_messages"] = {str(k): v for k, v in (values["private_messages"] or {}).items()}
+    result = await session.execute(
+        update(Game)
+        .where(Game.id == game.id, Game.move == expected_move)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        raise StaleGameError(game.id, expected_move)
+    game.updated_at = now
+    game.private_messages = values["private_messages"]
+    return game
+
+
+# ---------------------------------------------------------------------------- results
+
+
+def _side_value(values: Sequence[int] | None, side: int) -> int:
+    if values is None or side < 0 or side >= len(values):
+        return 0
+    return int(values[side])
+
+
+async def record_match_result(
+    session: AsyncSession,
+    *,
+    chat_id: int,
+    game_id: str,
+    variant: str,
+    target: int,
+    scores: Sequence[int],
+    winner_side: int | None,
+    hands_played: int,
+    players: Iterable[Mapping[str, Any]],
+    hands_won: Sequence[int] | None = None,
+    kots: Sequence[int] | None = None,
+    finished_at: datetime | None = None,
+) -> MatchResult | None:
+    """Store a finished match and add it to each human player's tally in this chat.
+
+    ``scores``, ``hands_won`` and ``kots`` (kots and hakem-kots won) are per side;
+    ``players`` are dicts ``{"user_id", "name", "side", "bot"}``: computer players
+    (``bot`` set or ``user_id`` None) get no tally. A player's tally gains one match
+    played, one won if their side is ``winner_side``, and their side's hands won, kots
+    and points. Everything happens in the caller's transaction.
+
+    Idempotent per game: if this game's result is already stored, nothing changes and
+    None is returned.
+    """
+    existing = await session.scalar(select(MatchResult.id).where(MatchResult.game_id == game_id))
+    if existing is not None:
+        return None
+    player_list = [
+        {
+            "user_id": None if p.get("user_id") is None else int(p["user_id"]),
+            "name": str(p.get("name") or ""),
+            "side": int(p["side"]),
+            "bot": p.get("bot"),
+        }
+        for p in players
+    ]
+    result = MatchResult(
+        chat_id=chat_id,
+        game_id=game_id,
+        finished_at=finished_at or utcnow(),
+        variant=variant,
+        target=target,
+        scores=[int(s) for s in scores],
+        hands_won=[int(h) for h in hands_won or []],
+        kots=[int(k) for k in kots or []],
+        winner_side=winner_side,
+        hands_played=hands_played,
+        players=player_list,
+    )
+    session.add(result)
+    await session.flush()
+
+    now = utcnow()
+    seen: set[int] = set()
+    for p in player_list:
+        user_id = p["user_id"]
+        if user_id is None or p["bot"] or user_id in seen:
+            continue
+        seen.add(user_id)
+        side = p["side"]
+        row = {
+            "chat_id": chat_id,
+            "user_id": user_id,
+            "name": p["name"],
+            "matches_played": 1,
+            "matches_won": 1 if winner_side is not None and side == winner_side else 0,
+            "hands_won": _side_value(hands_won, side),
+            "kots": _side_value(kots, side),
+            "points": _side_value(scores, side),
+            "updated_at": now,
+        }
+        stmt = _insert(session, PlayerTally).values(**row)
+        table = PlayerTally.__table__.c
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[PlayerTally.chat_id, PlayerTally.user_id],
+            set_={
+                "name": stmt.excluded.name,
+                "matches_played": table.matches_played + stmt.excluded.matches_played,
+                "matches_won": table.matches_won + stmt.excluded.matches_won,
+                "hands_won": table.hands_won + stmt.excluded.hands_won,
+                "kots": table.kots + stmt.excluded.kots,
+                "points": table.points + stmt.excluded.points,
+                "updated_at": stmt.excluded.updated_at,
+            },
+        )
+        await session.execute(stmt)
+    return result
+
+
+async def recent_matches(session: AsyncSession, chat_id: int, limit: int = 10) -> list[MatchResult]:
+    """The chat's latest match results, newest first."""
+    result = await session.scalars(
+        select(MatchResult)
+        .where(MatchResult.chat_id == chat_id)
+        .order_by(MatchResult.finished_at.desc(), MatchResult.id.desc())
+        .limit(limit)
+    )
+    return list(result.all())
+
+
+async def leaderboard(session: AsyncSession, chat_id: int, limit: int = 10) -> list[PlayerTally]:
+    """The chat's best players: by matches won, then hands won, then kots."""
+    result = await session.scalars(
+        select(PlayerTally)
+        .where(PlayerTally.chat_id == chat_id)
+        .order_by(
+            PlayerTally.matches_won.desc(),
+            PlayerTally.hands_won.desc(),
+            PlayerTally.kots.desc(),
+            PlayerTally.points.desc(),
+            PlayerTally.matches_played.asc(),
+            PlayerTally.user_id.asc(),
+        )
+        .execution_options(populate_existing=True)
+        .limit(limit)
+    )
+    return list(result.all())
+
+
+async def get_tally(session: AsyncSession, chat_id: int, user_id: int) -> PlayerTally | None:
+    return await session.get(PlayerTally, (chat_id, user_id), populate_existing=True)
+
+
+async def count_matches(session: AsyncSession, chat_id: int) -> int:
+    return int(
+        await session.scalar(
+            select(func.count()).select_from(MatchResult).where(MatchResult.chat_id == chat_id)
+        )
+        or 0
+    )
