@@ -15,6 +15,7 @@ __all__ = [
     "CARDS",
     "FULL_DECK",
     "SUIT_MASKS",
+    "SUIT_PATTERNS",
     "Card",
     "CardSet",
     "Rank",
@@ -184,14 +185,27 @@ def mask_of(cards: Iterable[int]) -> CardSet:
     return m
 
 
-def cards_in(mask: CardSet) -> list[Card]:
+def _suit_table(suit: int) -> tuple[tuple[Card, ...], ...]:
+    base = suit * 13
+    return tuple(
+        tuple(CARDS[base + r] for r in range(13) if chunk >> r & 1) for chunk in range(1 << 13)
+    )
+
+
+#: ``SUIT_PATTERNS[suit][bits]``: the cards of one suit whose 13-bit pattern is
+#: ``bits``, so listing a hand costs four lookups.
+SUIT_PATTERNS = tuple(_suit_table(s) for s in range(4))
+_S, _H, _D, _C = SUIT_PATTERNS
+
+
+def cards_in(mask: CardSet) -> tuple[Card, ...]:
     """The cards of a set, lowest first (spades 2 … clubs A)."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(CARDS[low.bit_length() - 1])
-        mask ^= low
-    return out
+    return (
+        _S[mask & 0x1FFF]
+        + _H[mask >> 13 & 0x1FFF]
+        + _D[mask >> 26 & 0x1FFF]
+        + _C[mask >> 39 & 0x1FFF]
+    )
 
 
 def iter_cards(mask: CardSet) -> Iterator[Card]:

@@ -25,5 +25,12 @@ def deck_rng(seed: int | None, label: str) -> random.Random:
 
 def shuffled_deck(seed: int | None, label: str, without: Card | None = None) -> list[Card]:
     deck = [c for c in CARDS if c != without] if without is not None else list(CARDS)
-    deck_rng(seed, label).shuffle(deck)
+    if seed is None:
+        _SECURE.shuffle(deck)
+        return deck
+    # Sorting by random keys is a uniform shuffle (ties have probability ~0) and
+    # twice as fast as random.shuffle in pure Python; self-play deals a lot.
+    rnd = deck_rng(seed, label).random
+    keys = {c: rnd() for c in deck}
+    deck.sort(key=keys.__getitem__)
     return deck

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import scoring
 from .actions import (
@@ -32,6 +32,7 @@ from .actions import (
 from .cards import (
     CARDS,
     SUIT_MASKS,
+    SUIT_PATTERNS,
     Card,
     CardSet,
     Suit,
@@ -83,8 +84,7 @@ class Phase(StrEnum):
     OVER = "over"  # the match has a winner
 
 
-@dataclass(frozen=True, slots=True)
-class TrickRecord:
+class TrickRecord(NamedTuple):
     leader: int
     plays: tuple[tuple[int, Card], ...]
     winner: int
@@ -149,6 +149,7 @@ class Match:
         self.seed = seed
         n = v.players
         self.n = n
+        self._bidding = v.kind is Kind.BIDDING
         self.phase = Phase.NEW
         self.order: tuple[int, ...] = tuple(range(n))
         self.first_draw: tuple[tuple[int, Card], ...] = ()
@@ -181,7 +182,9 @@ class Match:
     # ------------------------------------------------------------------ queries
 
     @classmethod
-    def new(cls, variant: Variant | None = None, seed: int | None = None) -> tuple[Match, list[Event]]:
+    def new(
+        cls, variant: Variant | None = None, seed: int | None = None
+    ) -> tuple[Match, list[Event]]:
         m = cls(variant, seed)
         return m, m.start()
 
@@ -195,10 +198,17 @@ class Match:
     def hand_of(self, seat: int) -> list[Card]:
         return cards_in(self.hands[seat])
 
-    def legal_cards(self, seat: int) -> list[Card]:
+    def legal_cards(self, seat: int) -> tuple[Card, ...]:
         """The cards ``seat`` may play now (empty when it is not its turn)."""
         if self.phase is not Phase.PLAY or seat != self.turn:
-            return []
+            return ()
+        hand = self.hands[seat]
+        if self.trick:
+            led = self.trick[0][1] // 13
+            follow = hand >> (13 * led) & 0x1FFF
+            if follow:
+                return SUIT_PATTERNS[led][follow]
+            return cards_in(hand)
         return cards_in(self._playable(seat))
 
     def _playable(self, seat: int) -> CardSet:
@@ -206,7 +216,7 @@ class Match:
         if self.trick:
             follow = hand & SUIT_MASKS[self.trick[0][1] // 13]
             return follow or hand
-        if self.variant.kind is Kind.BIDDING and not self.spades_broken:
+        if self._bidding and not self.spades_broken:
             return (hand & ~_SPADES) or hand
         return hand
 
@@ -331,12 +341,7 @@ class Match:
             led = trick[0][1] // 13
             if card // 13 != led and hand & SUIT_MASKS[led]:
                 raise IllegalAction(ErrorCode.MUST_FOLLOW_SUIT, led_suit=Suit(led))
-        elif (
-            card // 13 == Suit.SPADES
-            and self.variant.kind is Kind.BIDDING
-            and not self.spades_broken
-            and hand & ~_SPADES
-        ):
+        elif self._bidding and card < 13 and not self.spades_broken and hand & ~_SPADES:
             raise IllegalAction(ErrorCode.SPADES_NOT_BROKEN)
         # Validated: from here on nothing may raise.
         self.ply += 1
@@ -354,14 +359,12 @@ class Match:
 
     def _finish_trick(self, events: list[Event] | None) -> None:
         trick = self.trick
-        trump = self.trump
         cards = [c for _, c in trick]
-        winner = trick[winning_index(cards, trump)][0]
-        if trump == Suit.SPADES and not self.spades_broken:
-            led = cards[0] // 13
-            if led != Suit.SPADES and any(c // 13 == Suit.SPADES for c in cards):
-                self.spades_broken = True
-        self.tricks_won[winner] += 1
+        winner = trick[winning_index(cards, self.trump)][0]
+        if self._bidding and not self.spades_broken and cards[0] >= 13 and min(cards) < 13:
+            self.spades_broken = True  # a spade went on another suit
+        won = self.tricks_won
+        won[winner] += 1
         plays = tuple(trick)
         self.tricks.append(TrickRecord(self.leader, plays, winner))  # type: ignore[arg-type]
         if self.variant.card_points:
@@ -369,7 +372,10 @@ class Match:
         self.trick = []
         self.leader = self.turn = winner
         if events is not None:
-            events.append(TrickWon(winner, plays, len(self.tricks), tuple(self.tricks_won)))
+            events.append(TrickWon(winner, plays, len(self.tricks), tuple(won)))
+        # Four players: most tricks cannot end a hand, so skip the general check.
+        if self.n == 4 and won[0] + won[2] < 7 and won[1] + won[3] < 7:
+            return
         result = scoring.hand_result(self)
         if result is not None:
             self._end_hand(result, events if events is not None else [])
