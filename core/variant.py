@@ -8,6 +8,8 @@ from typing import Any
 
 from .cards import Card, parse_card
 
+_TWO_OF_CLUBS = parse_card("2♣")
+
 __all__ = ["HakemRule", "Kind", "Variant"]
 
 
@@ -31,7 +33,7 @@ class Variant:
     #: 4 players: choose partners by the second ace (یارکشی) instead of fixed seats.
     teams_by_aces: bool = False
     #: 2 and 3 players: the 2 taken out of the deck.
-    removed_two: Card = parse_card("2♣")
+    removed_two: Card = _TWO_OF_CLUBS
     #: 3 players: the next hakem after the hakem loses.
     hakem_rule: HakemRule = HakemRule.NEXT_SEAT
     #: 3 players (seed 002): keep a tally of card values in won tricks.
