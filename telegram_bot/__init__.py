@@ -1,0 +1,1 @@
+"""The Hokm Telegram bot: handlers, rendering, storage and the app."""

@@ -1,0 +1,79 @@
+"""Callback data: what an inline button carries, in at most 64 ASCII bytes.
+
+Every button names its game and, for anything that changes a game in progress, the
+move number it was drawn for: ``p:k3f9ab:57:AS`` plays the ace of spades in game
+``k3f9ab`` if the game is still at move 57. A press whose game or move is not the
+current one is stale and changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["MAX_BYTES", "Callback", "MalformedCallback", "decode", "encode"]
+
+MAX_BYTES = 64
+
+#: Known actions and what they mean.
+ACTIONS = {
+    # lobby (no move number: the lobby is not a move sequence)
+    "j": "join",
+    "l": "leave",
+    "b": "add computer",
+    "s": "start",
+    "c": "cancel",
+    "o": "settings menu / set an option (arg: name=value)",
+    # game in progress (move number required)
+    "t": "choose trump (arg: suit letter)",
+    "p": "play a card (arg: card)",
+    "d": "select a discard (arg: selected cards, then the card pressed)",
+    "k": "draw: keep (arg 1) or discard (arg 0)",
+    "n": "blind nil (arg 1) or look at the cards (arg 0)",
+    "x": "exchange selection (arg: selected cards, then the card pressed or '!' to confirm)",
+    "v": "bid (arg: tricks)",
+    "r": "I'm back",
+    "g": "language (arg: fa/en), for a user or a group",
+}
+
+_GAME_ID = re.compile(r"^[a-z0-9]{1,12}$")
+_ARG = re.compile(r"^[A-Za-z0-9.=!_-]*$")
+
+
+class MalformedCallback(ValueError):
+    """Data that no button of this bot produces."""
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    action: str
+    game_id: str
+    move: int | None = None
+    arg: str = ""
+
+
+def encode(action: str, game_id: str, move: int | None = None, arg: str = "") -> str:
+    if action not in ACTIONS:
+        raise ValueError(f"unknown callback action {action!r}")
+    parts = [action, game_id, "" if move is None else str(move), arg]
+    data = ":".join(parts).rstrip(":")
+    if len(data.encode()) > MAX_BYTES:
+        raise ValueError(f"callback data over {MAX_BYTES} bytes: {data!r}")
+    return data
+
+
+def decode(data: str | None) -> Callback:
+    if not data or len(data.encode()) > MAX_BYTES:
+        raise MalformedCallback(data)
+    parts = data.split(":")
+    if len(parts) > 4:
+        raise MalformedCallback(data)
+    parts += [""] * (4 - len(parts))
+    action, game_id, move, arg = parts
+    if action not in ACTIONS or not _ARG.match(arg):
+        raise MalformedCallback(data)
+    if action != "g" and not _GAME_ID.match(game_id):
+        raise MalformedCallback(data)
+    if move and not move.isdigit():
+        raise MalformedCallback(data)
+    return Callback(action, game_id, int(move) if move else None, arg)

@@ -1,0 +1,54 @@
+"""Settings from the environment (12-factor: nothing is read from files)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .storage.db import database_url_from_env
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    token: str
+    database_url: str
+    #: A self-hosted Bot API server (or the tests' emulator), e.g. http://127.0.0.1:8081
+    api_url: str | None = None
+    #: Public HTTPS URL for webhook mode; long polling when unset.
+    webhook_url: str | None = None
+    webhook_listen: str = "0.0.0.0"
+    webhook_port: int = 8443
+    webhook_secret: str | None = None
+    #: Respect Telegram's flood limits in the client (30/s overall, 20/min per group).
+    rate_limit: bool = True
+    computer_delay: float = 1.0
+    hand_pause: float = 2.0
+    think_seconds: float = 1.0
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            token=env.get("BOT_TOKEN", "").strip(),
+            database_url=database_url_from_env(dict(env)),
+            api_url=env.get("TELEGRAM_API_URL") or None,
+            webhook_url=env.get("WEBHOOK_URL") or None,
+            webhook_listen=env.get("WEBHOOK_LISTEN", "0.0.0.0"),
+            webhook_port=int(env.get("WEBHOOK_PORT", "8443")),
+            webhook_secret=env.get("WEBHOOK_SECRET") or None,
+            rate_limit=env.get("HOKM_RATE_LIMIT", "1") != "0",
+            computer_delay=float(env.get("HOKM_COMPUTER_DELAY", "1.0")),
+            hand_pause=float(env.get("HOKM_HAND_PAUSE", "2.0")),
+            think_seconds=float(env.get("HOKM_THINK_SECONDS", "1.0")),
+        )
+
+    def api_base_urls(self) -> tuple[str, str] | None:
+        """(base_url, base_file_url) for python-telegram-bot, or None for Telegram's."""
+        if not self.api_url:
+            return None
+        root = self.api_url.rstrip("/")
+        if root.endswith("/bot"):
+            root = root[: -len("/bot")]
+        return f"{root}/bot", f"{root}/file/bot"

@@ -1,0 +1,475 @@
+"""python-telegram-bot handlers: parse, authorize, hand over to the game service.
+
+Handlers stay thin: they read the update, answer it, and call
+:class:`~telegram_bot.service.GameService`, which owns every game change.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import (
+    ChatMember,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Update,
+)
+from telegram.constants import ChatType, ParseMode
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    ChosenInlineResultHandler,
+    CommandHandler,
+    ContextTypes,
+    InlineQueryHandler,
+)
+
+from core import (
+    Bid,
+    ChooseTrump,
+    DeclareBlind,
+    Discard,
+    Draw,
+    Exchange,
+    Phase,
+    PlayCard,
+    Suit,
+    parse_card,
+)
+
+from . import callbacks as cb
+from . import render
+from .i18n import get_translator, language_from_telegram
+from .service import Answer, GameService, _seat_of
+from .storage import repo
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
+
+
+def _service(context: ContextTypes.DEFAULT_TYPE) -> GameService:
+    return context.application.bot_data["service"]
+
+
+def _is_group(update: Update) -> bool:
+    chat = update.effective_chat
+    return chat is not None and chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+
+
+async def _reply(update: Update, text: str, markup: InlineKeyboardMarkup | None = None) -> None:
+    assert update.effective_message is not None
+    await update.effective_message.reply_text(text, parse_mode=ParseMode.HTML, reply_markup=markup)
+
+
+async def _tr_for(update: Update, context: ContextTypes.DEFAULT_TYPE):
+    svc = _service(context)
+    if _is_group(update):
+        return await svc.chat_tr(update.effective_chat.id)
+    return await _user_tr(update, context)
+
+
+async def _user_tr(update: Update, context: ContextTypes.DEFAULT_TYPE):
+    user = update.effective_user
+    svc = _service(context)
+    async with svc.sessions.begin() as s:
+        db_user = await repo.get_or_create_user(
+            s, user.id, user.first_name, user.username, user.language_code
+        )
+    return get_translator(db_user.language or language_from_telegram(db_user.telegram_language))
+
+
+# ------------------------------------------------------------------ commands
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if _is_group(update):
+        tr = await _tr_for(update, context)
+        await _reply(update, tr("To play, send /newgame in this group."))
+        return
+    user = update.effective_user
+    svc = _service(context)
+    async with svc.sessions.begin() as s:
+        await repo.get_or_create_user(
+            s, user.id, user.first_name, user.username, user.language_code
+        )
+        await repo.get_or_create_chat(s, user.id, "private", None)
+        await repo.mark_started(s, user.id)
+    tr = await svc.user_tr(user.id)
+    payload = context.args[0] if context.args else ""
+    if payload.startswith("join_"):
+        game_id = payload[5:]
+        answer = await svc.lobby_action(game_id, user, "j", "", lambda: _false())
+        await _reply(update, answer.text or tr("You joined the game"))
+        return
+    await _reply(update, tr(WELCOME))
+
+
+async def _false() -> bool:
+    return False
+
+
+WELCOME = (
+    "Welcome to <b>Hokm</b> (حکم)!\n"
+    "Add me to a group and send /newgame there: 2, 3 or 4 people join, empty seats get "
+    "computer players, and your cards come to you here, in private.\n"
+    "/play — a solo match here against three computer players\n"
+    "/language — choose your language\n"
+    "/help — how to play"
+)
+
+HELP = (
+    "<b>How Hokm is played</b>\n"
+    "The first player dealt an ace is the hakem. The hakem sees five cards and names "
+    "trump, then everyone gets the rest of their cards. Follow the led suit if you can; "
+    "otherwise play any card, trump included. The highest trump takes the trick, else the "
+    "highest card of the led suit. The first side to take 7 tricks wins the hand: 1 point; "
+    "kot (7-0 for the hakem's side) 2 points; hakem-kot (7-0 against the hakem) 3 points. "
+    "The first to 7 points wins the match.\n"
+    "/newgame — open a game in a group · /score — the running score · /stats — leaderboard · "
+    "/language — language · /back — come back after being away"
+)
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tr = await _tr_for(update, context)
+    await _reply(update, tr(HELP))
+
+
+async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tr = await _tr_for(update, context)
+    if not _is_group(update):
+        await _reply(update, tr("This command works in a group. Here, use /play for a solo match."))
+        return
+    chat = update.effective_chat
+    error = await _service(context).open_lobby(
+        chat.id, chat.type, chat.title, update.effective_user
+    )
+    if error:
+        await _reply(update, error)
+
+
+async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/play in private: the private chat is the table; three computer players."""
+    tr = await _tr_for(update, context)
+    if _is_group(update):
+        await _reply(update, tr("In a group, use /newgame."))
+        return
+    user = update.effective_user
+    svc = _service(context)
+    async with svc.sessions.begin() as s:
+        await repo.mark_started(s, user.id)
+    error = await svc.open_lobby(user.id, "private", None, user)
+    if error:
+        await _reply(update, error)
+        return
+    game = await svc.active_game(user.id)
+    if game is not None:
+        for _ in range(3):
+            await svc.lobby_action(game.id, user, "b", "", _false)
+        await svc.lobby_action(game.id, user, "s", "", _false)
+
+
+async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tr = await _tr_for(update, context)
+    target = "c" if _is_group(update) else "u"
+    markup = InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    "فارسی", callback_data=cb.encode("g", "", None, f"{target}=fa")
+                ),
+                InlineKeyboardButton(
+                    "English", callback_data=cb.encode("g", "", None, f"{target}=en")
+                ),
+            ]
+        ]
+    )
+    await _reply(update, tr("Choose the language"), markup)
+
+
+async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tr = await _tr_for(update, context)
+    svc = _service(context)
+    chat_id = update.effective_chat.id
+    lines = []
+    game = await svc.active_game(chat_id)
+    if game is not None and game.state:
+        from core import Match
+
+        match = Match.from_json(game.state)
+        names = render.seat_names(game, match, tr)
+        v = match.variant
+        lines.append(tr("<b>Score</b>"))
+        for side, points in enumerate(match.scores):
+            lines.append(f"{render.side_name(v, side, names, tr)}: {tr.format_number(points)}")
+    async with svc.sessions() as s:
+        recent = await repo.recent_matches(s, chat_id, limit=5)
+    if recent:
+        lines.append("")
+        lines.append(tr("<b>Recent matches</b>"))
+        for m in recent:
+            winners = [
+                p["name"] or tr("🤖 Computer") for p in m.players if p["side"] == m.winner_side
+            ]
+            score_text = tr(" to ").join(
+                tr.format_number(x) for x in sorted(m.scores, reverse=True)
+            )
+            lines.append(f"{tr.date(m.finished_at)} — {' & '.join(winners)} ({score_text})")
+    if not lines:
+        lines.append(tr("No matches yet. Send /newgame to start one."))
+    await _reply(update, "\n".join(lines))
+
+
+async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tr = await _tr_for(update, context)
+    svc = _service(context)
+    async with svc.sessions() as s:
+        rows = await repo.leaderboard(s, update.effective_chat.id, limit=10)
+    if not rows:
+        await _reply(update, tr("No matches yet. Send /newgame to start one."))
+        return
+    lines = [tr("<b>Leaderboard</b>")]
+    for i, row in enumerate(rows, 1):
+        lines.append(
+            tr(
+                "{rank}. {name}: {won} of {played} matches won · {hands} hands · {kots} kots"
+            ).format(
+                rank=tr.format_number(i),
+                name=render.escape(row.name),
+                won=tr.format_number(row.matches_won),
+                played=tr.format_number(row.matches_played),
+                hands=tr.format_number(row.hands_won),
+                kots=tr.format_number(row.kots),
+            )
+        )
+    await _reply(update, "\n".join(lines))
+
+
+async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    tr = await _tr_for(update, context)
+    svc = _service(context)
+    game = await svc.game_for_user(update.effective_user.id)
+    if game is None or game.status != "playing":
+        await _reply(update, tr("You are not in a game right now."))
+        return
+    answer = await svc.set_away(game.id, update.effective_user.id, False)
+    await _reply(update, answer.text or tr("Welcome back!"))
+
+
+# ------------------------------------------------------------------ buttons
+
+
+async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query = update.callback_query
+    svc = _service(context)
+    user = query.from_user
+    try:
+        data = cb.decode(query.data)
+    except cb.MalformedCallback:
+        tr = await svc.user_tr(user.id)
+        await query.answer(tr("This button is not valid"), show_alert=True)
+        return
+    answer = await _dispatch(data, update, context)
+    await query.answer(answer.text, show_alert=answer.alert, url=answer.url)
+
+
+async def _dispatch(
+    data: cb.Callback, update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> Answer:
+    svc = _service(context)
+    user = update.callback_query.from_user
+    a = data.action
+    if a == "g":
+        return await _set_language(data.arg, update, context)
+    if a in ("j", "l", "b", "s", "c", "o"):
+
+        async def is_admin() -> bool:
+            game = await _game_chat(svc, data.game_id)
+            return game is not None and await _admin(context, game, user.id)
+
+        return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
+    if a == "r":
+        return await svc.set_away(data.game_id, user.id, False)
+    if data.move is None:
+        tr = await svc.user_tr(user.id)
+        return Answer(tr("This button is not valid"), alert=True)
+    tr = await svc.user_tr(user.id)
+
+    def build(match, seat):
+        try:
+            if a == "t":
+                return ChooseTrump(Suit.parse(data.arg))
+            if a == "p":
+                return PlayCard(parse_card(data.arg))
+            if a == "k":
+                return Draw(data.arg == "1")
+            if a == "n":
+                return DeclareBlind(data.arg == "1")
+            if a == "v":
+                return Bid(int(data.arg))
+            if a in ("d", "x"):
+                return _selection(a, data, match, seat, tr)
+        except ValueError:
+            pass
+        return Answer(tr("This button is not valid"), alert=True)
+
+    answer = await svc.act(data.game_id, data.move, user.id, build)
+    pending = getattr(answer, "selection", None)
+    if pending is not None:
+        await svc.show_selection(data.game_id, user.id, pending)
+        return Answer()
+    return answer
+
+
+def _selection(a: str, data: cb.Callback, match, seat: int, tr):
+    """Discard/exchange buttons carry the cards ticked so far; the last tick acts."""
+    selected, last = render.parse_selection(data.arg)
+    if match.turn != seat:
+        return Answer(tr("Not your turn"), alert=True)
+    if a == "x" and last.endswith("!"):
+        if last != "!":
+            selected.append(parse_card(last[:-1]))
+        return Exchange(tuple(selected))
+    card = parse_card(last)
+    if card in selected:
+        selected.remove(card)
+    else:
+        selected.append(card)
+    if a == "d" and len(selected) == 2:
+        return Discard(tuple(selected))
+    if a == "x" and len(selected) > 3:
+        return Answer(tr("Choose at most three cards"), alert=True)
+    answer = Answer()
+    answer.selection = selected  # type: ignore[attr-defined]
+    return answer
+
+
+async def _game_chat(svc: GameService, game_id: str):
+    async with svc.sessions() as s:
+        return await repo.get_game(s, game_id)
+
+
+async def _admin(context: ContextTypes.DEFAULT_TYPE, game, user_id: int) -> bool:
+    if game.chat_id > 0:
+        return game.chat_id == user_id
+    try:
+        member = await context.bot.get_chat_member(game.chat_id, user_id)
+    except Exception:
+        return False
+    return member.status in (ChatMember.ADMINISTRATOR, ChatMember.OWNER)
+
+
+async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Answer:
+    svc = _service(context)
+    query = update.callback_query
+    user = query.from_user
+    target, _, lang = arg.partition("=")
+    if lang not in ("fa", "en") or target not in ("c", "u"):
+        return Answer("?", alert=True)
+    tr_new = get_translator(lang)
+    chat = query.message.chat if query.message else None
+    if target == "c":
+        if chat is None:
+            return Answer()
+        member_ok = await _admin(context, type("G", (), {"chat_id": chat.id})(), user.id)
+        if not member_ok:
+            tr = await svc.user_tr(user.id)
+            return Answer(tr("Only a group admin can change the group's language"), alert=True)
+        async with svc.sessions.begin() as s:
+            await repo.get_or_create_chat(s, chat.id, chat.type, chat.title)
+            await repo.set_chat_language(s, chat.id, lang)
+    else:
+        async with svc.sessions.begin() as s:
+            await repo.get_or_create_user(
+                s, user.id, user.first_name, user.username, user.language_code
+            )
+            await repo.set_user_language(s, user.id, lang)
+        svc.forget_lang(user.id)
+    if query.message is not None:
+        try:
+            await query.edit_message_text(
+                tr_new("Language: English") if lang == "en" else tr_new("Language: Persian")
+            )
+        except Exception:
+            log.info("could not edit the language message")
+    return Answer()
+
+
+# --------------------------------------------------------------- inline mode
+
+
+async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """From the group: a player sees only their own legal cards and picks one."""
+    query = update.inline_query
+    svc = _service(context)
+    tr = await svc.user_tr(query.from_user.id)
+    game = await svc.game_for_user(query.from_user.id)
+    results = []
+    if game is not None and game.status == "playing" and game.state:
+        from core import Match
+
+        match = Match.from_json(game.state)
+        seat = _seat_of(game, match, query.from_user.id)
+        if seat is not None and match.phase is Phase.PLAY and match.turn == seat:
+            for card in match.legal_cards(seat):
+                results.append(
+                    InlineQueryResultArticle(
+                        id=cb.encode("p", game.id, game.move, card.ascii),
+                        title=render.card_label(card),
+                        description=tr("Play this card"),
+                        input_message_content=InputTextMessageContent(
+                            f"🃏 {render.card_label(card)}"
+                        ),
+                    )
+                )
+    if not results:
+        await query.answer(
+            [],
+            cache_time=0,
+            is_personal=True,
+            button=None,
+        )
+        return
+    await query.answer(results, cache_time=0, is_personal=True)
+
+
+async def chosen_inline(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chosen = update.chosen_inline_result
+    try:
+        data = cb.decode(chosen.result_id)
+    except cb.MalformedCallback:
+        return
+    if data.action != "p" or data.move is None:
+        return
+    svc = _service(context)
+    try:
+        card = parse_card(data.arg)
+    except ValueError:
+        return
+    await svc.act(data.game_id, data.move, chosen.from_user.id, lambda m, s: PlayCard(card))
+
+
+# ------------------------------------------------------------------ errors
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+
+
+def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    app.add_handler(CommandHandler("start", start))
+    app.add_handler(CommandHandler("help", help_command))
+    app.add_handler(CommandHandler(["newgame", "hokm"], new_game))
+    app.add_handler(CommandHandler("play", play_solo))
+    app.add_handler(CommandHandler("language", language))
+    app.add_handler(CommandHandler("score", score))
+    app.add_handler(CommandHandler("stats", stats))
+    app.add_handler(CommandHandler("back", back))
+    app.add_handler(CallbackQueryHandler(button))
+    app.add_handler(InlineQueryHandler(inline_query))
+    app.add_handler(ChosenInlineResultHandler(chosen_inline))
+    app.add_error_handler(on_error)

@@ -1,0 +1,610 @@
+"""Texts and keyboards: a game's state drawn for one recipient, in their language.
+
+Nothing here decides a rule; it only reads the engine's state and events. Group
+texts are built from the spectator view, so a private hand cannot reach them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from core import (
+    Bid,
+    Card,
+    ChooseTrump,
+    HandEnded,
+    HandKind,
+    Kind,
+    Match,
+    Phase,
+    SeatView,
+    Suit,
+    Variant,
+    parse_card,
+)
+
+from . import callbacks as cb
+from .i18n import N_, Translator, ltr
+
+__all__ = [
+    "SUIT_NAMES",
+    "card_label",
+    "hand_result_text",
+    "lobby_keyboard",
+    "lobby_text",
+    "match_result_text",
+    "private_keyboard",
+    "private_text",
+    "settings_keyboard",
+    "table_keyboard",
+    "table_text",
+]
+
+SUIT_NAMES = {
+    Suit.SPADES: N_("spades"),
+    Suit.HEARTS: N_("hearts"),
+    Suit.DIAMONDS: N_("diamonds"),
+    Suit.CLUBS: N_("clubs"),
+}
+LEVEL_NAMES = {"easy": N_("easy"), "normal": N_("normal"), "hard": N_("hard")}
+TIMER_CHOICES = (0, 30, 60, 120)
+TARGET_CHOICES = (3, 5, 7, 10)
+
+
+# --------------------------------------------------------------------- pieces
+
+
+def card_label(card: Card) -> str:
+    """A card as shown on a button: the same glyphs in both languages."""
+    return str(card)
+
+
+def card_text(card: Card) -> str:
+    """A card inside running text, isolated left-to-right so Persian does not flip it."""
+    return ltr(str(card))
+
+
+def suit_text(suit: Suit, tr: Translator) -> str:
+    return f"{tr(SUIT_NAMES[suit])} {suit.symbol}"
+
+
+def seat_names(game: Any, match: Match | None, tr: Translator) -> list[str]:
+    """Display names per engine seat (after any rearrangement by aces)."""
+    seats = game.seats
+    order = match.order if match is not None else tuple(range(len(seats)))
+    return [player_name(seats[order[s]], order[s], tr) for s in range(len(order))]
+
+
+def player_name(seat: dict[str, Any], index: int, tr: Translator) -> str:
+    if seat.get("bot"):
+        return escape(tr("🤖 Computer {n}").format(n=tr.format_number(index + 1)))
+    return escape(seat.get("name") or "?")
+
+
+def side_name(v: Variant, side: int, names: Sequence[str], tr: Translator) -> str:
+    if v.teams:
+        return tr("Team {n}").format(n=tr.format_number(side + 1))
+    return names[side]
+
+
+def _num(tr: Translator, n: int) -> str:
+    return tr.format_number(n)
+
+
+# ---------------------------------------------------------------------- lobby
+
+
+def variant_summary(settings: dict[str, Any], tr: Translator) -> str:
+    players = settings.get("players", 4)
+    if settings.get("kind") == "bidding":
+        text = tr("2 players, bidding (spades trump) to {target}")
+    else:
+        text = tr("{players} players to {target} points")
+    parts = [text.format(players=_num(tr, players), target=_num(tr, settings.get("target", 7)))]
+    timer = settings.get("timer", 60)
+    parts.append(
+        tr("turn timer: {seconds} s").format(seconds=_num(tr, timer)) if timer else tr("no timer")
+    )
+    parts.append(
+        tr("computer: {level}").format(level=tr(LEVEL_NAMES[settings.get("level", "normal")]))
+    )
+    if players == 4 and settings.get("teams_by_aces"):
+        parts.append(tr("partners by aces"))
+    if players == 3 and settings.get("hakem_rule") == "winner":
+        parts.append(tr("the winner becomes hakem"))
+    if settings.get("card_points"):
+        parts.append(tr("card points"))
+    return " · ".join(parts)
+
+
+def lobby_text(game: Any, tr: Translator) -> str:
+    lines = [
+        tr("<b>Hokm</b> — a new game is gathering players"),
+        variant_summary(game.settings, tr),
+        "",
+    ]
+    for i, seat in enumerate(game.seats):
+        who = player_name(seat, i, tr) if seat else tr("— empty —")
+        lines.append(f"{_num(tr, i + 1)}. {who}")
+    lines.append("")
+    lines.append(tr("Empty seats are filled by computer players when the game starts."))
+    return "\n".join(lines)
+
+
+def lobby_keyboard(game: Any, tr: Translator, bot_username: str) -> InlineKeyboardMarkup:
+    g = game.id
+    rows = [
+        [
+            InlineKeyboardButton(tr("Join the game"), callback_data=cb.encode("j", g)),
+            InlineKeyboardButton(tr("Leave"), callback_data=cb.encode("l", g)),
+        ],
+        [
+            InlineKeyboardButton(tr("Add a computer player"), callback_data=cb.encode("b", g)),
+            InlineKeyboardButton(tr("⚙️ Settings"), callback_data=cb.encode("o", g)),
+        ],
+        [
+            InlineKeyboardButton(tr("Start the game"), callback_data=cb.encode("s", g)),
+            InlineKeyboardButton(tr("Cancel the game"), callback_data=cb.encode("c", g)),
+        ],
+        [
+            InlineKeyboardButton(
+                tr("Open the bot in private to get your cards"),
+                url=f"https://t.me/{bot_username}?start=join_{g}",
+            )
+        ],
+    ]
+    return InlineKeyboardMarkup(rows)
+
+
+def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
+    g = game.id
+    s = game.settings
+    players = s.get("players", 4)
+
+    def opt(label: str, name: str, value: Any, current: Any) -> InlineKeyboardButton:
+        mark = "✅ " if value == current else ""
+        return InlineKeyboardButton(
+            mark + label, callback_data=cb.encode("o", g, None, f"{name}={value}")
+        )
+
+    rows = [
+        [
+            opt(
+                tr("{n} players").format(n=_num(tr, n)),
+                "players",
+                n,
+                players if s.get("kind") != "bidding" else None,
+            )
+            for n in (2, 3, 4)
+        ],
+        [opt(tr("2 players, bidding"), "kind", "bidding", s.get("kind"))],
+        [opt(_num(tr, t), "target", t, s.get("target", 7)) for t in TARGET_CHOICES],
+        [
+            opt(
+                tr("no timer") if t == 0 else tr("{seconds} s").format(seconds=_num(tr, t)),
+                "timer",
+                t,
+                s.get("timer", 60),
+            )
+            for t in TIMER_CHOICES
+        ],
+        [
+            opt(tr(LEVEL_NAMES[lv]), "level", lv, s.get("level", "normal"))
+            for lv in ("easy", "normal", "hard")
+        ],
+    ]
+    if players == 4:
+        rows.append(
+            [
+                opt(tr("Fixed partners"), "teams_by_aces", 0, int(bool(s.get("teams_by_aces")))),
+                opt(tr("Partners by aces"), "teams_by_aces", 1, int(bool(s.get("teams_by_aces")))),
+            ]
+        )
+    if players in (2, 3) and s.get("kind") != "bidding":
+        rows.append(
+            [
+                opt(ltr("2" + suit.symbol), "removed_two", suit.letter, s.get("removed_two", "C"))
+                for suit in Suit
+            ]
+        )
+    if players == 3:
+        rows.append(
+            [
+                opt(
+                    tr("Next seat becomes hakem"), "hakem_rule", "next", s.get("hakem_rule", "next")
+                ),
+                opt(
+                    tr("Winner becomes hakem"), "hakem_rule", "winner", s.get("hakem_rule", "next")
+                ),
+            ]
+        )
+        rows.append(
+            [
+                opt(tr("Card points off"), "card_points", 0, int(bool(s.get("card_points")))),
+                opt(tr("Card points on"), "card_points", 1, int(bool(s.get("card_points")))),
+            ]
+        )
+    rows.append([InlineKeyboardButton(tr("« Back"), callback_data=cb.encode("o", g, None, "back"))])
+    return InlineKeyboardMarkup(rows)
+
+
+# ---------------------------------------------------------------------- table
+
+
+def _trick_line(plays: Sequence[tuple[int, Card]], names: Sequence[str]) -> str:
+    return "  ".join(f"{names[s]}: {card_text(c)}" for s, c in plays)
+
+
+def first_draw_text(view: SeatView, names: Sequence[str], tr: Translator) -> str:
+    cards = (
+        "، ".join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
+        if tr.lang == "fa"
+        else ", ".join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
+    )
+    return tr("Cards dealt face up for the first ace: {cards}").format(cards=cards)
+
+
+def table_text(game: Any, match: Match, tr: Translator, deadline_text: str | None = None) -> str:
+    """The group's table message. Built from the spectator view only."""
+    view = match.view(None)
+    v = view.variant
+    names = seat_names(game, match, tr)
+    lines: list[str] = []
+    lines.append(tr("<b>Hokm</b> · hand {n}").format(n=_num(tr, view.hand_no)))
+    if view.hakem is not None:
+        lines.append(tr("Hakem: {name}").format(name=names[view.hakem]))
+    if view.trump is not None:
+        lines.append(tr("Trump: {suit}").format(suit=suit_text(view.trump, tr)))
+    if view.hand_no == 1 and view.first_draw and view.phase in (Phase.TRUMP, Phase.DISCARD):
+        lines.append(first_draw_text(view, names, tr))
+    lines.append("")
+    # Score per side, tricks this hand.
+    for side in range(v.sides):
+        members = [s for s in range(v.players) if v.side_of(s) == side]
+        tricks = sum(view.tricks_won[s] for s in members)
+        label = side_name(v, side, names, tr)
+        if v.teams:
+            label += " (" + tr(" & ").join(names[s] for s in members) + ")"
+        line = tr("{side}: {points} points · {tricks} tricks").format(
+            side=label, points=_num(tr, view.scores[side]), tricks=_num(tr, tricks)
+        )
+        if v.card_points:
+            total = view.card_points[side] + 100 * view.scores[side]
+            line += " · " + tr("card points {n}").format(n=_num(tr, total))
+        if v.kind is Kind.BIDDING and view.bids[side] is not None:
+            bid = view.bids[side]
+            line += " · " + (
+                tr("blind nil")
+                if view.blind[side]
+                else tr("nil")
+                if bid == 0
+                else tr("bid {n}").format(n=_num(tr, bid))
+            )
+        lines.append(line)
+    lines.append("")
+    if view.trick:
+        lines.append(tr("On the table: {cards}").format(cards=_trick_line(view.trick, names)))
+    elif view.tricks:
+        last = view.tricks[-1]
+        lines.append(
+            tr("Last trick: {cards} — {name} took it").format(
+                cards=_trick_line(last.plays, names), name=names[last.winner]
+            )
+        )
+    turn = view.turn
+    if view.phase is Phase.OVER:
+        lines.append(tr("The match is over."))
+    elif turn is not None:
+        seat_info = game.seats[view.order[turn]]
+        phase_text = {
+            Phase.TRUMP: tr("The hakem is choosing trump…"),
+            Phase.DISCARD: tr("{name} is putting two cards away…"),
+            Phase.DRAW: tr("{name} is drawing from the stock…"),
+            Phase.BLIND: tr("{name} may bid blind nil…"),
+            Phase.EXCHANGE: tr("{name} is exchanging cards…"),
+            Phase.BID: tr("{name} is bidding…"),
+            Phase.PLAY: tr("Turn: {name}"),
+        }[view.phase]
+        line = phase_text.format(name=names[turn])
+        if seat_info.get("away"):
+            line += " · " + tr("away (the computer plays)")
+        lines.append(line)
+        if deadline_text:
+            lines.append(deadline_text)
+    return "\n".join(lines)
+
+
+def table_keyboard(game: Any, match: Match, tr: Translator) -> InlineKeyboardMarkup | None:
+    if match.phase is not Phase.PLAY:
+        return None
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    tr("🃏 Play a card from here"), switch_inline_query_current_chat=""
+                )
+            ]
+        ]
+    )
+
+
+def hand_result_text(event: HandEnded, game: Any, match: Match, tr: Translator) -> str:
+    v = match.variant
+    names = seat_names(game, match, tr)
+    tricks_by_side = [0] * v.sides
+    for seat, t in enumerate(event.tricks):
+        tricks_by_side[v.side_of(seat)] += t
+    if v.kind is Kind.BIDDING:
+        lines = [tr("Hand {n} is over.").format(n=_num(tr, event.hand_no))]
+        for side in range(v.sides):
+            lines.append(
+                tr("{name}: {tricks} tricks, {points} points").format(
+                    name=names[side],
+                    tricks=_num(tr, event.tricks[side]),
+                    points=tr.digits(f"{event.points[side]:+}"),
+                )
+            )
+    else:
+        winner = event.winner
+        assert winner is not None
+        others = sorted((t for s, t in enumerate(tricks_by_side) if s != winner), reverse=True)
+        score = tr(" to ").join(_num(tr, t) for t in [tricks_by_side[winner], *others])
+        if v.teams:
+            head = tr("Team {n} won the hand: {score}").format(n=_num(tr, winner + 1), score=score)
+        else:
+            head = tr("{name} won the hand: {score}").format(name=names[winner], score=score)
+        lines = [head]
+        if event.kind is HandKind.KOT:
+            lines.append(tr("Kot! 2 points"))
+        elif event.kind is HandKind.HAKEM_KOT:
+            lines.append(tr("Hakem-kot! 3 points"))
+    scores = " — ".join(
+        f"{side_name(v, s, names, tr)}: {_num(tr, p)}" for s, p in enumerate(event.scores)
+    )
+    lines.append(tr("Score: {scores}").format(scores=scores))
+    return "\n".join(lines)
+
+
+def match_result_text(game: Any, match: Match, tr: Translator) -> str:
+    v = match.variant
+    names = seat_names(game, match, tr)
+    w = match.winner
+    assert w is not None
+    others = sorted((p for s, p in enumerate(match.scores) if s != w), reverse=True)
+    score = tr(" to ").join(_num(tr, p) for p in [match.scores[w], *others])
+    if v.teams:
+        members = tr(" & ").join(names[s] for s in range(4) if s % 2 == w)
+        return (
+            tr("Match over: team {n} wins {score}").format(n=_num(tr, w + 1), score=score)
+            + f"\n🏆 {members}"
+        )
+    return tr("Match over: {name} wins {score}").format(name=names[w], score=score)
+
+
+# -------------------------------------------------------------------- private
+
+
+def _suit_order(trump: Suit | None) -> list[Suit]:
+    suits = list(Suit)
+    if trump is not None:
+        suits.remove(trump)
+        suits.insert(0, trump)
+    return suits
+
+
+def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
+    """A player's own hand message: their cards and, on their turn, the table."""
+    view = match.view(seat)
+    names = seat_names(game, match, tr)
+    lines: list[str] = []
+    if view.phase is Phase.OVER:
+        return match_result_text(game, match, tr)
+    head = tr("Hand {n}").format(n=_num(tr, view.hand_no))
+    if view.hakem is not None:
+        head += " · " + (
+            tr("you are the hakem")
+            if view.hakem == seat
+            else tr("Hakem: {name}").format(name=names[view.hakem])
+        )
+    lines.append(head)
+    if view.trump is not None:
+        lines.append(tr("Trump: {suit}").format(suit=suit_text(view.trump, tr)))
+    mine = view.turn == seat
+    if game.seats[view.order[seat]].get("away"):
+        lines.append(tr("You are away: the computer plays for you."))
+    if view.phase is Phase.TRUMP:
+        if mine:
+            lines.append(
+                tr("Your first five cards: {cards}").format(
+                    cards=" ".join(card_text(c) for c in view.hand)
+                )
+            )
+            lines.append(tr("Choose the trump suit"))
+        else:
+            lines.append(tr("The hakem is choosing trump…"))
+    elif view.phase is Phase.DISCARD:
+        lines.append(
+            tr("Put two cards away (face down).")
+            if mine
+            else tr("Waiting for {name}…").format(name=names[view.turn])
+        )
+    elif view.phase is Phase.DRAW:
+        if mine and view.top_card is not None:
+            lines.append(tr("Top card of the stock: {card}").format(card=card_text(view.top_card)))
+            lines.append(
+                tr("Keep it (the next card is discarded), or discard it and take the next one?")
+            )
+        else:
+            lines.append(tr("Waiting for {name}…").format(name=names[view.turn]))
+        lines.append(
+            tr("Cards in hand: {n} · stock: {m}").format(
+                n=_num(tr, len(view.hand)), m=_num(tr, view.stock_size)
+            )
+        )
+    elif view.phase is Phase.BLIND:
+        lines.append(
+            tr("Bid blind nil before you see your cards? (+200 / −200)")
+            if mine
+            else tr("Waiting for {name}…").format(name=names[view.turn])
+        )
+    elif view.phase is Phase.EXCHANGE:
+        lines.append(
+            tr("Blind nil: pick up to three cards to exchange for random discards, then confirm.")
+            if mine
+            else tr("Waiting for {name}…").format(name=names[view.turn])
+        )
+    elif view.phase is Phase.BID:
+        lines.append(
+            tr("How many tricks will you take? (0 = nil)")
+            if mine
+            else tr("Waiting for {name}…").format(name=names[view.turn])
+        )
+    elif view.phase is Phase.PLAY:
+        if mine:
+            if view.trick:
+                lines.append(
+                    tr("On the table: {cards}").format(cards=_trick_line(view.trick, names))
+                )
+            elif view.tricks:
+                last = view.tricks[-1]
+                lines.append(
+                    tr("Last trick: {cards} — {name} took it").format(
+                        cards=_trick_line(last.plays, names), name=names[last.winner]
+                    )
+                )
+            lines.append("<b>" + tr("Your turn") + "</b>")
+        else:
+            lines.append(tr("Not your turn"))
+    return "\n".join(lines)
+
+
+def private_keyboard(
+    game: Any, match: Match, seat: int, tr: Translator, selected: Sequence[Card] = ()
+) -> InlineKeyboardMarkup | None:
+    view = match.view(seat)
+    g, move = game.id, game.move
+    away = bool(game.seats[view.order[seat]].get("away"))
+    rows: list[list[InlineKeyboardButton]] = []
+    mine = view.turn == seat
+    if view.phase is Phase.OVER:
+        return None
+    if view.phase is Phase.TRUMP:
+        if not mine:
+            return _away_rows(rows, g, move, tr, away)
+        rows.append(
+            [
+                InlineKeyboardButton(
+                    f"{s.symbol} {tr(SUIT_NAMES[s])}",
+                    callback_data=cb.encode("t", g, move, s.letter),
+                )
+                for a in view.legal
+                if isinstance(a, ChooseTrump)
+                for s in [Suit(a.suit)]
+            ]
+        )
+        return _away_rows(rows, g, move, tr, away)
+    if view.phase is Phase.DRAW:
+        if mine:
+            rows.append(
+                [
+                    InlineKeyboardButton(tr("Keep it"), callback_data=cb.encode("k", g, move, "1")),
+                    InlineKeyboardButton(
+                        tr("Take the next"), callback_data=cb.encode("k", g, move, "0")
+                    ),
+                ]
+            )
+        rows += _card_rows(view, g, move, "p", lambda c: "noop")
+        return _away_rows(rows, g, move, tr, away)
+    if view.phase is Phase.BLIND:
+        if mine:
+            rows.append(
+                [
+                    InlineKeyboardButton(
+                        tr("Blind nil"), callback_data=cb.encode("n", g, move, "1")
+                    ),
+                    InlineKeyboardButton(
+                        tr("Look at my cards"), callback_data=cb.encode("n", g, move, "0")
+                    ),
+                ]
+            )
+        return _away_rows(rows, g, move, tr, away)
+    if view.phase is Phase.BID:
+        if mine:
+            bids = [a.tricks for a in view.legal if isinstance(a, Bid)]
+            for i in range(0, len(bids), 7):
+                rows.append(
+                    [
+                        InlineKeyboardButton(
+                            tr("nil") if b == 0 else _num(tr, b),
+                            callback_data=cb.encode("v", g, move, str(b)),
+                        )
+                        for b in bids[i : i + 7]
+                    ]
+                )
+        rows += _card_rows(view, g, move, "p", lambda c: "noop")
+        return _away_rows(rows, g, move, tr, away)
+    if view.phase in (Phase.DISCARD, Phase.EXCHANGE):
+        action = "d" if view.phase is Phase.DISCARD else "x"
+        sel = ".".join(c.ascii for c in selected)
+        rows += _card_rows(
+            view,
+            g,
+            move,
+            action,
+            lambda c: f"{sel}.{c.ascii}" if sel else f".{c.ascii}",
+            marked=set(selected),
+        )
+        if action == "x" and mine:
+            rows.append(
+                [
+                    InlineKeyboardButton(
+                        tr("Confirm the exchange ({n})").format(n=_num(tr, len(selected))),
+                        callback_data=cb.encode("x", g, move, f"{sel}!" if sel else "!"),
+                    )
+                ]
+            )
+        return _away_rows(rows, g, move, tr, away)
+    rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
+    return _away_rows(rows, g, move, tr, away)
+
+
+def _card_rows(
+    view: SeatView, g: str, move: int, action: str, arg, marked: set[Card] = frozenset()
+) -> list[list[InlineKeyboardButton]]:
+    rows = []
+    for suit in _suit_order(view.trump):
+        cards = sorted((c for c in view.hand if c.suit == suit), reverse=True)
+        if not cards:
+            continue
+        for i in range(0, len(cards), 7):
+            rows.append(
+                [
+                    InlineKeyboardButton(
+                        ("✅" if c in marked else "") + card_label(c),
+                        callback_data=cb.encode(action, g, move, arg(c))
+                        if arg(c) != "noop"
+                        else cb.encode("p", g, move, c.ascii),
+                    )
+                    for c in cards[i : i + 7]
+                ]
+            )
+    return rows
+
+
+def _away_rows(rows, g: str, move: int, tr: Translator, away: bool) -> InlineKeyboardMarkup | None:
+    if away:
+        rows.append([InlineKeyboardButton(tr("I'm back"), callback_data=cb.encode("r", g, move))])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def parse_selection(arg: str) -> tuple[list[Card], str]:
+    """``"AS.KH.QD"`` → the selected cards before the last, and the last part."""
+    parts = [p for p in arg.split(".")]
+    if not parts:
+        return [], ""
+    *sel, last = parts
+    return [parse_card(p) for p in sel if p], last

@@ -1,0 +1,719 @@
+"""The games of every chat: lobby, moves, computer turns, timers and rendering.
+
+One asyncio lock per game serializes its updates; the database is the truth. An
+accepted action is committed (with the new move number) before anything is sent,
+so a crash at any moment loses nothing: :meth:`GameService.resume_all` re-renders
+every game in progress and re-arms its timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from core import (
+    Action,
+    ErrorCode,
+    Event,
+    HandEnded,
+    HandKind,
+    IllegalAction,
+    Match,
+    MatchEnded,
+    Phase,
+    Variant,
+)
+
+from . import render
+from .i18n import N_, Translator, get_translator, language_from_telegram
+from .outbox import Outbox
+from .storage import repo
+from .storage.models import Game, utcnow
+
+__all__ = ["Answer", "GameService", "ServiceConfig"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "players": 4,
+    "kind": "classic",
+    "target": 7,
+    "timer": 60,
+    "level": "normal",
+    "teams_by_aces": False,
+    "removed_two": "C",
+    "hakem_rule": "next",
+    "card_points": False,
+}
+
+#: Error codes from core, as the player reads them.
+ERROR_TEXTS = {
+    ErrorCode.NOT_YOUR_TURN: N_("Not your turn"),
+    ErrorCode.WRONG_PHASE: N_("That is not possible right now"),
+    ErrorCode.CARD_NOT_IN_HAND: N_("That card is not in your hand"),
+    ErrorCode.MUST_FOLLOW_SUIT: N_("You must follow the led suit ({suit})"),
+    ErrorCode.UNKNOWN_CARD: N_("Unknown card"),
+    ErrorCode.SPADES_NOT_BROKEN: N_(
+        "Spades cannot be led until a spade has been played on another suit"
+    ),
+    ErrorCode.BAD_BID: N_("Bid 0 to 13 tricks"),
+    ErrorCode.BAD_DISCARD: N_("Choose exactly two cards"),
+    ErrorCode.BAD_EXCHANGE: N_("Choose at most three cards"),
+    ErrorCode.NO_SUCH_SEAT: N_("You are not playing in this game"),
+    ErrorCode.MATCH_OVER: N_("This match is over"),
+    ErrorCode.UNKNOWN_ACTION: N_("This button is not valid"),
+}
+
+
+@dataclass
+class Answer:
+    """What to tell the user who pressed a button (a toast, or an alert)."""
+
+    text: str | None = None
+    alert: bool = False
+    url: str | None = None
+
+
+@dataclass
+class ServiceConfig:
+    bot_username: str = "HokmBot"
+    #: Pause before computer players move, so people can follow the table.
+    computer_delay: float = 1.0
+    #: Extra pause after a hand ends.
+    hand_pause: float = 2.0
+    #: Per-move thinking budget for the hard computer player.
+    think_seconds: float = 1.0
+
+
+@dataclass
+class _Pending:
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+
+class GameService:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        outbox: Outbox,
+        config: ServiceConfig | None = None,
+        scheduler: Callable[[str, float, Callable[[], Any]], None] | None = None,
+        unscheduler: Callable[[str], None] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.outbox = outbox
+        self.config = config or ServiceConfig()
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._langs: dict[int, str] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._players: dict[tuple[str, int], Any] = {}
+        outbox.on_lost = self._message_lost
+
+    # ---------------------------------------------------------------- languages
+
+    async def user_lang(self, user_id: int) -> str:
+        lang = self._langs.get(user_id)
+        if lang is None:
+            async with self.sessions() as s:
+                user = await repo.get_user(s, user_id)
+            lang = (
+                (user.language or language_from_telegram(user.telegram_language)) if user else "fa"
+            )
+            self._langs[user_id] = lang
+        return lang
+
+    def forget_lang(self, user_id: int) -> None:
+        self._langs.pop(user_id, None)
+
+    async def user_tr(self, user_id: int) -> Translator:
+        return get_translator(await self.user_lang(user_id))
+
+    async def chat_tr(self, chat_id: int) -> Translator:
+        async with self.sessions() as s:
+            chat = await repo.get_chat(s, chat_id)
+        return get_translator(chat.language if chat else "fa")
+
+    # ------------------------------------------------------------------- lobby
+
+    async def open_lobby(
+        self, chat_id: int, chat_type: str, title: str | None, user: Any
+    ) -> str | None:
+        """/newgame: post a lobby. Returns an error text, or None on success."""
+        async with self.sessions.begin() as s:
+            chat = await repo.get_or_create_chat(s, chat_id, chat_type, title)
+            tr = get_translator(chat.language)
+            db_user = await repo.get_or_create_user(
+                s, user.id, user.first_name, user.username, user.language_code
+            )
+            if await repo.get_active_game(s, chat_id) is not None:
+                return tr("A game is already running in this group. Finish it or cancel it first.")
+            other = await repo.find_active_game_for_user(s, user.id)
+            settings = {**DEFAULT_SETTINGS, **(chat.settings or {})}
+            seats: list[dict[str, Any]] = [{} for _ in range(settings["players"])]
+            if db_user.started_bot and other is None:
+                seats[0] = _human_seat(user)
+            game = await repo.create_game(s, chat_id, user.id, seats, settings)
+        message = await self.outbox.send(
+            chat_id,
+            render.lobby_text(game, tr),
+            render.lobby_keyboard(game, tr, self.config.bot_username),
+        )
+        if message is not None:
+            async with self._locks[game.id], self.sessions.begin() as s:
+                fresh = await repo.get_game(s, game.id)
+                if fresh is not None:
+                    fresh.table_message_id = message.message_id
+                    await repo.save_game(s, fresh, fresh.move)
+        return None
+
+    async def lobby_action(
+        self, game_id: str, user: Any, action: str, arg: str, is_admin: Callable[[], Any]
+    ) -> Answer:
+        """Join, leave, add a computer, settings, start or cancel a lobby."""
+        async with self._locks[game_id]:
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id)
+                db_user = await repo.get_or_create_user(
+                    s, user.id, user.first_name, user.username, user.language_code
+                )
+                tr = get_translator(
+                    db_user.language or language_from_telegram(db_user.telegram_language)
+                )
+                chat = await repo.get_chat(s, game.chat_id) if game else None
+                gtr = get_translator(chat.language if chat else "fa")
+                if game is None or game.status != "lobby":
+                    return Answer(tr("This button belongs to an earlier game"), alert=True)
+                seats = [dict(x) for x in game.seats]
+                seated = next((i for i, x in enumerate(seats) if x.get("user_id") == user.id), None)
+                owner_ok = user.id == game.owner_id
+                answer = Answer()
+                if action == "j":
+                    if seated is not None:
+                        return Answer(tr("You have already joined"))
+                    if not db_user.started_bot:
+                        return Answer(
+                            tr("Open the bot in private to get your cards"),
+                            url=f"https://t.me/{self.config.bot_username}?start=join_{game.id}",
+                        )
+                    other = await repo.find_active_game_for_user(s, user.id)
+                    if other is not None and other.id != game.id:
+                        return Answer(tr("You are already playing in another game"), alert=True)
+                    free = next((i for i, x in enumerate(seats) if not x), None)
+                    if free is None:
+                        return Answer(tr("The game is full"), alert=True)
+                    seats[free] = _human_seat(user)
+                    answer = Answer(tr("You joined the game"))
+                elif action == "l":
+                    if seated is None:
+                        return Answer(tr("You are not in this game"))
+                    seats[seated] = {}
+                    answer = Answer(tr("You left the game"))
+                elif action == "b":
+                    free = next((i for i, x in enumerate(seats) if not x), None)
+                    if free is None:
+                        return Answer(tr("The game is full"), alert=True)
+                    seats[free] = {"bot": game.settings.get("level", "normal")}
+                elif action in ("s", "c", "o"):
+                    if not (owner_ok or await is_admin()):
+                        return Answer(
+                            tr("Only the player who opened the game or a group admin can do that"),
+                            alert=True,
+                        )
+                    if action == "c":
+                        game.status = "cancelled"
+                        await repo.save_game(s, game, game.move)
+                        self.outbox.edit(
+                            game.chat_id,
+                            game.table_message_id,
+                            gtr("The game was cancelled."),
+                            None,
+                        )
+                        return Answer(tr("The game was cancelled."))
+                    if action == "o":
+                        return await self._settings(s, game, seats, arg, tr, gtr)
+                    return await self._start(s, game, seats, tr, gtr)
+                game.seats = seats
+                await repo.save_game(s, game, game.move)
+        self.outbox.edit(
+            game.chat_id,
+            game.table_message_id,
+            render.lobby_text(game, gtr),
+            render.lobby_keyboard(game, gtr, self.config.bot_username),
+        )
+        return answer
+
+    async def _settings(
+        self, s, game: Game, seats, arg: str, tr: Translator, gtr: Translator
+    ) -> Answer:
+        settings = dict(game.settings)
+        if arg in ("", "back"):
+            keyboard = (
+                render.settings_keyboard(game, gtr)
+                if arg == ""
+                else render.lobby_keyboard(game, gtr, self.config.bot_username)
+            )
+            self.outbox.edit(
+                game.chat_id, game.table_message_id, render.lobby_text(game, gtr), keyboard
+            )
+            return Answer()
+        name, _, value = arg.partition("=")
+        parsed: Any
+        try:
+            if name in ("players", "target", "timer"):
+                parsed = int(value)
+            elif name in ("teams_by_aces", "card_points"):
+                parsed = value == "1"
+            elif name in ("level", "hakem_rule", "removed_two", "kind"):
+                parsed = value
+            else:
+                raise ValueError(name)
+            if name == "kind":
+                settings["kind"], settings["players"] = "bidding", 2
+                settings.setdefault("target", 500)
+                settings["target"] = 500
+            elif name == "players":
+                settings["players"], settings["kind"] = parsed, "classic"
+                if settings.get("target", 7) > 10:
+                    settings["target"] = 7
+            else:
+                settings[name] = parsed
+            _variant_of(settings)  # validates through core
+        except (ValueError, KeyError):
+            return Answer(tr("This button is not valid"), alert=True)
+        size = settings["players"]
+        humans = [x for x in seats if x.get("user_id")]
+        if len(humans) > size:
+            return Answer(tr("Too many players have joined for that"), alert=True)
+        keep = [x for x in seats if x.get("user_id")] + [x for x in seats if x.get("bot")]
+        keep = keep[:size]
+        seats = keep + [{} for _ in range(size - len(keep))]
+        game.seats = seats
+        game.settings = settings
+        await repo.save_game(s, game, game.move)
+        self.outbox.edit(
+            game.chat_id,
+            game.table_message_id,
+            render.lobby_text(game, gtr),
+            render.settings_keyboard(game, gtr),
+        )
+        return Answer()
+
+    async def _start(self, s, game: Game, seats, tr: Translator, gtr: Translator) -> Answer:
+        if not any(x.get("user_id") for x in seats):
+            return Answer(tr("At least one person must join first"), alert=True)
+        level = game.settings.get("level", "normal")
+        seats = [x if x else {"bot": level} for x in seats]
+        match = Match(_variant_of(game.settings))
+        match.start()
+        game.seats = seats
+        game.status = "playing"
+        game.state = match.to_json()
+        expected = game.move
+        game.move += 1
+        self._arm_deadline(game, match)
+        await repo.save_game(s, game, expected)
+        # After the commit (the caller's transaction block ends right after us),
+        # deliver the hands and advance.
+        self._spawn(self._after_start(game.id))
+        return Answer(tr("The game starts!"))
+
+    async def _after_start(self, game_id: str) -> None:
+        await asyncio.sleep(0)  # let the caller's transaction commit first
+        async with self._locks[game_id]:
+            async with self.sessions() as s:
+                game = await repo.get_game(s, game_id)
+            if game is None:
+                return
+            match = Match.from_json(game.state)
+            await self._send_private_messages(game, match)
+            await self._render(game, match, [])
+        self._after_commit(game, match)
+
+    async def _send_private_messages(self, game: Game, match: Match) -> None:
+        """Give every human seat its hand message (once per match)."""
+        changed = False
+        pm = dict(game.private_messages or {})
+        for seat in range(match.n):
+            info = game.seats[match.order[seat]]
+            uid = info.get("user_id")
+            if not uid or str(uid) in pm:
+                continue
+            tr = await self.user_tr(uid)
+            text = render.private_text(game, match, seat, tr)
+            markup = render.private_keyboard(game, match, seat, tr)
+            message = await self.outbox.send(uid, text, markup)
+            if message is not None:
+                pm[str(uid)] = message.message_id
+                changed = True
+        if changed:
+            async with self.sessions.begin() as s:
+                fresh = await repo.get_game(s, game.id)
+                if fresh is not None:
+                    fresh.private_messages = {**(fresh.private_messages or {}), **pm}
+                    await repo.save_game(s, fresh, fresh.move)
+            game.private_messages = pm
+
+    # -------------------------------------------------------------------- play
+
+    async def act(
+        self,
+        game_id: str,
+        move: int | None,
+        user_id: int,
+        build: Callable[[Match, int], Action | Answer],
+    ) -> Answer:
+        """Apply a human's action if the press is current and legal."""
+        tr = await self.user_tr(user_id)
+        async with self._locks[game_id]:
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id)
+                if game is None or game.status != "playing":
+                    return Answer(tr("This button belongs to an earlier game"), alert=True)
+                if move is not None and move != game.move:
+                    return Answer(tr("This button belongs to an earlier hand"), alert=True)
+                match = Match.from_json(game.state)
+                seat = _seat_of(game, match, user_id)
+                if seat is None:
+                    return Answer(tr("You are not playing in this game"), alert=True)
+                built = build(match, seat)
+                if isinstance(built, Answer):
+                    return built
+                try:
+                    events = match.apply(seat, built)
+                except IllegalAction as exc:
+                    return Answer(_error_text(exc, tr), alert=True)
+                info = game.seats[match.order[seat]]
+                info.pop("timed_out", None)
+                info["timeouts"] = 0
+                await self._commit(s, game, match, events)
+            await self._render(game, match, events)
+        self._after_commit(game, match)
+        return Answer()
+
+    async def set_away(self, game_id: str, user_id: int, away: bool) -> Answer:
+        tr = await self.user_tr(user_id)
+        async with self._locks[game_id]:
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id)
+                if game is None or game.status != "playing":
+                    return Answer(tr("This button belongs to an earlier game"), alert=True)
+                match = Match.from_json(game.state)
+                seat = _seat_of(game, match, user_id)
+                if seat is None:
+                    return Answer(tr("You are not playing in this game"), alert=True)
+                info = game.seats[match.order[seat]]
+                info["away"] = away
+                info["timeouts"] = 0
+                info.pop("timed_out", None)
+                self._arm_deadline(game, match)
+                await repo.save_game(s, game, game.move)
+            await self._render(game, match, [])
+        self._after_commit(game, match)
+        return Answer(tr("Welcome back!") if not away else None)
+
+    async def _commit(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
+        """Persist an accepted action (and a finished match's result) in one transaction."""
+        expected = game.move
+        game.move += 1
+        game.state = match.to_json()
+        if match.is_over:
+            game.status = "finished"
+            game.deadline = None
+            await self._record_result(s, game, match)
+        else:
+            self._arm_deadline(game, match)
+        await repo.save_game(s, game, expected)
+
+    async def _record_result(self, s: AsyncSession, game: Game, match: Match) -> None:
+        v = match.variant
+        hands_won = [0] * v.sides
+        kots = [0] * v.sides
+        for h in match.history:
+            if h["winner"] is not None:
+                hands_won[h["winner"]] += 1
+                if h["kind"] in (HandKind.KOT, HandKind.HAKEM_KOT):
+                    kots[h["winner"]] += 1
+        players = []
+        for seat in range(match.n):
+            info = game.seats[match.order[seat]]
+            players.append(
+                {
+                    "user_id": info.get("user_id"),
+                    "name": info.get("name") or "",
+                    "side": v.side_of(seat),
+                    "bot": info.get("bot"),
+                }
+            )
+        await repo.record_match_result(
+            s,
+            chat_id=game.chat_id,
+            game_id=game.id,
+            variant=f"{v.players}p-{v.kind}",
+            target=v.target,
+            scores=match.scores,
+            winner_side=match.winner,
+            hands_played=len(match.history),
+            players=players,
+            hands_won=hands_won,
+            kots=kots,
+        )
+
+    # ---------------------------------------------------------- computer turns
+
+    def _controller(self, game: Game, match: Match) -> str | None:
+        """The computer level that plays the seat on turn, or None for a human."""
+        if match.turn is None:
+            return None
+        info = game.seats[match.order[match.turn]]
+        if info.get("bot"):
+            return info["bot"]
+        if info.get("away"):
+            return "normal"
+        return None
+
+    def _after_commit(self, game: Game, match: Match) -> None:
+        if game.status != "playing" or match.is_over:
+            self._cancel_timer(game.id)
+            return
+        if self._controller(game, match) is not None:
+            self._cancel_timer(game.id)
+            self._spawn(self._advance(game.id, game.move))
+        else:
+            self._schedule_timer(game)
+
+    async def _advance(self, game_id: str, move: int) -> None:
+        """Computer seats play until a human is on turn, shown in one table edit."""
+        await asyncio.sleep(self.config.computer_delay)
+        async with self._locks[game_id]:
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id)
+                if game is None or game.status != "playing" or game.move != move:
+                    return
+                match = Match.from_json(game.state)
+                events: list[Event] = []
+                hand_no = match.hand_no
+                while not match.is_over and match.hand_no == hand_no:
+                    level = self._controller(game, match)
+                    if level is None:
+                        break
+                    seat = match.turn
+                    assert seat is not None
+                    action = await self._think(game.id, seat, level, match)
+                    events += match.apply(seat, action)
+                if not events:
+                    return
+                await self._commit(s, game, match, events)
+            await self._render(game, match, events)
+        if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
+            await asyncio.sleep(self.config.hand_pause)
+        self._after_commit(game, match)
+
+    async def _think(self, game_id: str, seat: int, level: str, match: Match) -> Action:
+        key = (game_id, seat)
+        player = self._players.get(key)
+        if player is None or getattr(player, "level", None) != level:
+            from core.players import make_player
+
+            player = make_player(level, time_budget=self.config.think_seconds)
+            player.level = level
+            self._players[key] = player
+        view = match.view(seat)
+        if level == "hard":
+            return await asyncio.to_thread(player.act, view)
+        return player.act(view)
+
+    # ------------------------------------------------------------------ timers
+
+    def _arm_deadline(self, game: Game, match: Match) -> None:
+        seconds = int(game.settings.get("timer", 0) or 0)
+        if seconds <= 0 or match.is_over or self._controller(game, match) is not None:
+            game.deadline = None
+        else:
+            game.deadline = utcnow() + timedelta(seconds=seconds)
+
+    def _schedule_timer(self, game: Game) -> None:
+        self._cancel_timer(game.id)
+        if game.deadline is None:
+            return
+        delay = max(0.0, (game.deadline - utcnow()).total_seconds())
+        loop = asyncio.get_running_loop()
+        self._timers[game.id] = loop.call_later(
+            delay, lambda: self._spawn(self._on_timeout(game.id, game.move))
+        )
+
+    def _cancel_timer(self, game_id: str) -> None:
+        handle = self._timers.pop(game_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    async def _on_timeout(self, game_id: str, move: int) -> None:
+        async with self._locks[game_id]:
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id)
+                if game is None or game.status != "playing" or game.move != move:
+                    return
+                match = Match.from_json(game.state)
+                seat = match.turn
+                if seat is None:
+                    return
+                info = game.seats[match.order[seat]]
+                action = await self._think(game.id, seat, "normal", match)
+                events = match.apply(seat, action)
+                info["timeouts"] = int(info.get("timeouts", 0)) + 1
+                info["timed_out"] = True
+                if info["timeouts"] >= 2:
+                    info["away"] = True
+                await self._commit(s, game, match, events)
+            await self._render(game, match, events)
+        self._after_commit(game, match)
+
+    # -------------------------------------------------------------- rendering
+
+    async def _render(self, game: Game, match: Match, events: list[Event]) -> None:
+        gtr = await self.chat_tr(game.chat_id)
+        deadline = None
+        self.outbox.edit(
+            game.chat_id,
+            game.table_message_id,
+            render.table_text(game, match, gtr, deadline),
+            render.table_keyboard(game, match, gtr),
+        )
+        for e in events:
+            if isinstance(e, HandEnded):
+                self.outbox.send_later(game.chat_id, render.hand_result_text(e, game, match, gtr))
+            elif isinstance(e, MatchEnded):
+                self.outbox.send_later(game.chat_id, render.match_result_text(game, match, gtr))
+        pm = game.private_messages or {}
+        for seat in range(match.n):
+            uid = game.seats[match.order[seat]].get("user_id")
+            if not uid or str(uid) not in pm:
+                continue
+            tr = await self.user_tr(uid)
+            text = render.private_text(game, match, seat, tr)
+            if game.seats[match.order[seat]].get("timed_out"):
+                text = tr("Time is up; the computer played for you") + "\n" + text
+            self.outbox.edit(
+                uid, pm[str(uid)], text, render.private_keyboard(game, match, seat, tr)
+            )
+
+    async def show_selection(self, game_id: str, user_id: int, selected: list[Any]) -> None:
+        """Redraw one player's keyboard with cards ticked (discard/exchange)."""
+        async with self.sessions() as s:
+            game = await repo.get_game(s, game_id)
+        if game is None or game.state is None:
+            return
+        match = Match.from_json(game.state)
+        seat = _seat_of(game, match, user_id)
+        pm = (game.private_messages or {}).get(str(user_id))
+        if seat is None or pm is None:
+            return
+        tr = await self.user_tr(user_id)
+        self.outbox.edit(
+            user_id,
+            pm,
+            render.private_text(game, match, seat, tr),
+            render.private_keyboard(game, match, seat, tr, selected),
+        )
+
+    async def _message_lost(self, chat_id: int, message_id: int) -> None:
+        log.info(
+            "message %s/%s was deleted; it will be re-sent on the next /score", chat_id, message_id
+        )
+
+    # ---------------------------------------------------------------- restart
+
+    async def resume_all(self) -> int:
+        """After a (re)start: redraw every game in progress and re-arm its timers."""
+        async with self.sessions() as s:
+            games = await repo.list_active_games(s)
+        count = 0
+        for game in games:
+            if game.status != "playing" or game.state is None:
+                continue
+            match = Match.from_json(game.state)
+            await self._render(game, match, [])
+            self._after_commit(game, match)
+            count += 1
+        return count
+
+    # --------------------------------------------------------------- queries
+
+    async def active_game(self, chat_id: int) -> Game | None:
+        async with self.sessions() as s:
+            return await repo.get_active_game(s, chat_id)
+
+    async def game_for_user(self, user_id: int) -> Game | None:
+        async with self.sessions() as s:
+            return await repo.find_active_game_for_user(s, user_id)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+    async def idle(self) -> None:
+        """Wait for background work (tests, shutdown)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+        await self.outbox.idle()
+
+    async def shutdown(self) -> None:
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+
+# ------------------------------------------------------------------- helpers
+
+
+def _human_seat(user: Any) -> dict[str, Any]:
+    return {"user_id": user.id, "name": user.first_name, "away": False, "timeouts": 0}
+
+
+def _seat_of(game: Game, match: Match, user_id: int) -> int | None:
+    for seat in range(match.n):
+        if game.seats[match.order[seat]].get("user_id") == user_id:
+            return seat
+    return None
+
+
+def _variant_of(settings: dict[str, Any]) -> Variant:
+    from core import HakemRule, parse_card
+
+    if settings.get("kind") == "bidding":
+        return Variant.bidding(target=int(settings.get("target", 500)))
+    players = int(settings.get("players", 4))
+    return Variant(
+        players=players,
+        target=int(settings.get("target", 7)),
+        teams_by_aces=bool(settings.get("teams_by_aces")) and players == 4,
+        removed_two=parse_card("2" + str(settings.get("removed_two", "C"))),
+        hakem_rule=HakemRule(settings.get("hakem_rule", "next")),
+        card_points=bool(settings.get("card_points")),
+    )
+
+
+def _error_text(exc: IllegalAction, tr: Translator) -> str:
+    text = tr(ERROR_TEXTS.get(exc.code, ERROR_TEXTS[ErrorCode.UNKNOWN_ACTION]))
+    if exc.code is ErrorCode.MUST_FOLLOW_SUIT:
+        suit = exc.info.get("led_suit")
+        return text.format(suit=tr(render.SUIT_NAMES[suit]) if suit is not None else "")
+    return text
+
+
+__all__ += ["DEFAULT_SETTINGS", "Phase"]
