@@ -1,5 +1,34 @@
-"""Computer players. ``make_player(level)`` builds one by its lobby level name."""
+"""Computer players. ``make_player(level)`` builds one by its lobby level name.
+
+Levels: ``"random"`` (uniform legal moves), ``"easy"`` (rules with 30% random
+cards), ``"normal"`` (rule-based) and ``"hard"`` (determinized search with a
+double-dummy solver for 4 players, playouts and exact endings for 2 and 3).
+"""
+
+from __future__ import annotations
 
 from .base import ComputerPlayer, RandomPlayer
+from .rules import EasyPlayer, RulePlayer
 
-__all__ = ["ComputerPlayer", "RandomPlayer"]
+__all__ = ["LEVELS", "ComputerPlayer", "EasyPlayer", "RandomPlayer", "RulePlayer", "make_player"]
+
+#: The lobby's levels, weakest first.
+LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
+
+
+def make_player(
+    level: str, seed: int | None = None, time_budget: float | None = None
+) -> ComputerPlayer:
+    """A computer player for ``level``; ``time_budget`` (seconds per move) is used
+    by "hard" only (default 1.0)."""
+    if level == "random":
+        return RandomPlayer(seed)
+    if level == "easy":
+        return EasyPlayer(seed)
+    if level == "normal":
+        return RulePlayer(seed)
+    if level == "hard":
+        from .hard import HardPlayer
+
+        return HardPlayer(seed, time_budget=1.0 if time_budget is None else time_budget)
+    raise ValueError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")

@@ -1,0 +1,259 @@
+"""Arena: two computer players compared on duplicate deals.
+
+``python -m core.arena --a hard --b normal --players 4 --deals 200 --seed 1000 --jobs 2``
+
+Each seeded deal (the first hand of ``Match(variant, seed)``: the same first-ace
+hakem, the same cards to the same seats) is played once per seating so card luck
+cancels:
+
+* 4 players: A at seats 0 and 2 against B at 1 and 3, then swapped (2 plays).
+* 2 players: A at seat 0, then at seat 1 (2 plays).
+* 3 players: each of the three rotations of (A, B, B) and of (B, A, A) (6 plays),
+  so A and B each sit at every seat equally often and equal players win 50% of hands.
+
+Reported for A (and B's mirror figures where they differ): the share of hands won
+(Wilson 95% interval), the share of simulated matches won, points per hand, kot
+rates for and against, and time per decision (mean, p95, max) per player.
+
+Matches are *simulated from consecutive hands*: the hands' points are added up in
+deal order (both seatings of a deal in turn) and a match ends when a side reaches the
+target (7 by default; kot and hakem-kot count 2 and 3 points). The hakem of each
+hand comes from its deal's first-ace draw rather than from the previous result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing as mp
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .events import HandEnded, HandKind
+from .match import Match
+from .players import LEVELS, make_player
+from .variant import Variant
+
+__all__ = ["ArenaResult", "HandRecord", "main", "play_deal", "run_arena", "seatings", "wilson"]
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes in ``n`` trials."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def seatings(players: int) -> list[tuple[int, ...]]:
+    """Per play of a deal, which player (0 = A, 1 = B) sits at each seat."""
+    if players == 4:
+        return [(0, 1, 0, 1), (1, 0, 1, 0)]
+    if players == 2:
+        return [(0, 1), (1, 0)]
+    base = [(0, 1, 1), (1, 0, 0)]
+    return [tuple(b[(i - r) % 3] for i in range(3)) for b in base for r in range(3)]
+
+
+@dataclass(slots=True)
+class HandRecord:
+    deal: int
+    seating: tuple[int, ...]
+    #: Points scored in the hand by A's seats and B's seats.
+    points: tuple[int, int]
+    #: Which player won the hand (0 = A, 1 = B, None: bidding tie).
+    winner: int | None
+    kot: bool
+    times: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+
+
+def _variant(players: int, bidding: bool) -> Variant:
+    if bidding:
+        return Variant.bidding()
+    return Variant(players=players)
+
+
+def play_deal(args: tuple[str, str, int, bool, int, float | None]) -> list[HandRecord]:
+    """Play the first hand of ``Match(variant, seed)`` once per seating."""
+    a, b, players, bidding, seed, budget = args
+    variant = _variant(players, bidding)
+    records = []
+    for k, seating in enumerate(seatings(players)):
+        levels = (a, b)
+        seats = [
+            make_player(levels[who], seed=seed * 100 + k * 10 + s, time_budget=budget)
+            for s, who in enumerate(seating)
+        ]
+        m, _ = Match.new(variant, seed)
+        times: tuple[list[float], list[float]] = ([], [])
+        ended: HandEnded | None = None
+        while ended is None:
+            seat = m.turn
+            view = m.view(seat)
+            t0 = time.perf_counter()
+            action = seats[seat].act(view)
+            times[seating[seat]].append(time.perf_counter() - t0)
+            for e in m.apply(seat, action):
+                if isinstance(e, HandEnded):
+                    ended = e
+        pts = [0, 0]
+        for side, p in enumerate(ended.points):
+            # Sides are seats (2, 3 players) or seat parity (4 players).
+            seat = side
+            pts[seating[seat]] += p
+        if bidding:
+            winner = None if pts[0] == pts[1] else (0 if pts[0] > pts[1] else 1)
+            kot = False
+        else:
+            winner = seating[ended.winner]  # type: ignore[index]
+            kot = ended.kind is not HandKind.NORMAL
+        records.append(HandRecord(seed, seating, (pts[0], pts[1]), winner, kot, times))
+    return records
+
+
+@dataclass
+class ArenaResult:
+    a: str
+    b: str
+    players: int
+    bidding: bool
+    deals: int
+    records: list[HandRecord]
+    seconds: float
+
+    @property
+    def hands(self) -> int:
+        return len(self.records)
+
+    def hand_wins(self, who: int = 0) -> float:
+        return sum(
+            1.0 if r.winner == who else 0.5 if r.winner is None else 0.0 for r in self.records
+        )
+
+    def matches(self, target: int) -> tuple[int, int]:
+        """Simulated matches from consecutive hands: (won by A, won by B)."""
+        won = [0, 0]
+        score = [0, 0]
+        for r in self.records:
+            score[0] += r.points[0]
+            score[1] += r.points[1]
+            if max(score) >= target and score[0] != score[1]:
+                won[0 if score[0] > score[1] else 1] += 1
+                score = [0, 0]
+        return won[0], won[1]
+
+    def kots(self, who: int) -> int:
+        return sum(1 for r in self.records if r.kot and r.winner == who)
+
+    def times(self, who: int) -> list[float]:
+        out: list[float] = []
+        for r in self.records:
+            out.extend(r.times[who])
+        return out
+
+    def report(self) -> str:
+        n = self.hands
+        target = 500 if self.bidding else 7
+        lines = []
+        game = "bidding (seed 004)" if self.bidding else f"{self.players}-player Hokm"
+        lines.append(
+            f"{game}: A={self.a} vs B={self.b}, {self.deals} deals x "
+            f"{len(seatings(self.players))} seatings = {n} hands, {self.seconds:.0f} s"
+        )
+        wa = self.hand_wins(0)
+        lo, hi = wilson(wa, n)
+        lines.append(f"  hands won by A: {wa:.0f}/{n} = {wa / n:.1%}  (95% CI {lo:.1%} - {hi:.1%})")
+        ma, mb = self.matches(target)
+        if ma + mb:
+            mlo, mhi = wilson(ma, ma + mb)
+            lines.append(
+                f"  simulated matches to {target} won by A: {ma}/{ma + mb} = {ma / (ma + mb):.1%}"
+                f"  (95% CI {mlo:.1%} - {mhi:.1%})"
+            )
+        pa = sum(r.points[0] for r in self.records) / n
+        pb = sum(r.points[1] for r in self.records) / n
+        lines.append(f"  points per hand: A {pa:.3f}, B {pb:.3f}")
+        if not self.bidding:
+            lines.append(
+                f"  kot / hakem-kot hands: won by A {self.kots(0) / n:.1%}, won by B {self.kots(1) / n:.1%}"
+            )
+        for who, name in ((0, self.a), (1, self.b)):
+            ts = sorted(self.times(who))
+            if not ts:
+                continue
+            p95 = ts[min(len(ts) - 1, int(0.95 * len(ts)))]
+            lines.append(
+                f"  time per decision, {'AB'[who]}={name}: mean {statistics.fmean(ts) * 1000:.2f} ms, "
+                f"p95 {p95 * 1000:.2f} ms, max {ts[-1] * 1000:.1f} ms ({len(ts)} decisions)"
+            )
+        return "\n".join(lines)
+
+
+def run_arena(
+    a: str,
+    b: str,
+    players: int = 4,
+    deals: int = 100,
+    seed: int = 1000,
+    jobs: int = 1,
+    budget: float | None = None,
+    bidding: bool = False,
+    progress: bool = False,
+) -> ArenaResult:
+    tasks = [(a, b, players, bidding, seed + i, budget) for i in range(deals)]
+    start = time.perf_counter()
+    records: list[HandRecord] = []
+    if jobs <= 1:
+        for i, t in enumerate(tasks):
+            records.extend(play_deal(t))
+            if progress and (i + 1) % 50 == 0:
+                print(f"  {i + 1}/{deals} deals", file=sys.stderr, flush=True)
+    else:
+        with mp.get_context("spawn").Pool(jobs) as pool:
+            for i, recs in enumerate(pool.imap(play_deal, tasks, chunksize=1)):
+                records.extend(recs)
+                if progress and (i + 1) % 50 == 0:
+                    print(f"  {i + 1}/{deals} deals", file=sys.stderr, flush=True)
+    return ArenaResult(a, b, players, bidding, deals, records, time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--a", default="hard", choices=LEVELS)
+    p.add_argument("--b", default="normal", choices=LEVELS)
+    p.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
+    p.add_argument(
+        "--bidding", action="store_true", help="the seed-004 bidding variant (2 players)"
+    )
+    p.add_argument("--deals", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1000)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument(
+        "--budget", type=float, default=None, help="hard player's seconds per move (default 1.0)"
+    )
+    p.add_argument("--progress", action="store_true")
+    args = p.parse_args(argv)
+    players = 2 if args.bidding else args.players
+    result = run_arena(
+        args.a,
+        args.b,
+        players,
+        args.deals,
+        args.seed,
+        args.jobs,
+        args.budget,
+        args.bidding,
+        args.progress,
+    )
+    print(result.report())
+
+
+if __name__ == "__main__":
+    main()
