@@ -1,0 +1,359 @@
+"""End to end: people in a Telegram group play Hokm with the real bot.
+
+Each test runs python-telegram-bot's real Application against the Bot API emulator
+and a real database, and reads only what Telegram would show each person.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core import Match, Phase, PlayCard
+from telegram_bot.storage import repo
+
+from .driver import Table, by_level, lowest_card
+
+pytestmark = pytest.mark.asyncio
+
+
+async def _people(emu, names, lang="fa", start=True):
+    users = [emu.add_user(n, language_code=lang) for n in names]
+    for u in users:
+        if start:
+            await emu.send_message(u, u.private_chat_id, "/start")
+    return users
+
+
+async def _open(emu, runner, group, owner, players=None, **settings):
+    await emu.send_message(owner, group.id, "/newgame")
+    await runner.settle()
+    game = await Table(emu, runner, group, []).game()
+    assert game is not None and game.status == "lobby"
+    lobby = emu.chat_log(group.id)[-1]
+    if players is not None:
+        settings = {"players": players, **settings}
+    for name, value in settings.items():
+        await emu.press(owner, group.id, lobby.message_id, f"o:{game.id}::{name}={value}")
+    await runner.settle()
+    return game, lobby
+
+
+def _data(game_id, action, arg=""):
+    return f"{action}:{game_id}" + (f"::{arg}" if arg else "")
+
+
+async def test_four_people_play_a_full_persian_match_with_a_kot(emu, runner):
+    people = await _people(emu, ["سارا", "علی", "مریم", "رضا"])
+    group = emu.add_group("حکم‌بازها", members=people, admins=[people[0]])
+    game, lobby = await _open(emu, runner, group, people[0], timer=0)
+    for p in people[1:]:
+        await emu.press(p, group.id, lobby.message_id, _data(game.id, "j"))
+        await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+
+    table = Table(emu, runner, group, people)
+    game = await table.game()
+    match = Match.from_json(game.state)
+    # Team of seats 0 and 2 plays well, the other side throws its lowest cards.
+    strategies = {}
+    for seat in range(4):
+        uid = game.seats[match.order[seat]]["user_id"]
+        strategies[uid] = by_level("normal", seed=seat) if seat % 2 == 0 else lowest_card
+    await table.play_out(strategies)
+    await runner.settle()
+
+    texts = [m.text for m in emu.chat_log(group.id)]
+    joined = "\n".join(texts)
+    assert "بازی تمام شد" in joined  # match over
+    assert "کوت" in joined  # a kot (or hakem-kot) was announced
+    assert "۷" in joined  # Persian digits in the score
+    assert table.checks > 100
+    async with runner.service.sessions() as s:
+        board = await repo.leaderboard(s, group.id)
+    assert {row.user_id for row in board} == {p.id for p in people}
+    assert sum(row.matches_won for row in board) == 2  # one winning team of two
+
+
+async def test_three_players_with_a_computer_seat_in_english(emu, runner):
+    people = await _people(emu, ["Ann", "Ben"], lang="en")
+    group = emu.add_group("Card night", members=people, admins=[people[0]])
+    await emu.send_message(people[0], group.id, "/language")
+    await runner.settle()
+    lang_msg = emu.chat_log(group.id)[-1]
+    await emu.press(people[0], group.id, lang_msg.message_id, "g:::c=en")
+    await runner.settle()
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=2)
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "players=3"))
+    await runner.settle()
+    await emu.press(people[1], group.id, lobby.message_id, _data(game.id, "j"))
+    await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
+    joined = "\n".join(m.text for m in emu.chat_log(group.id))
+    assert "Match over" in joined
+    assert "won the hand" in joined
+    game = await table.game()
+    assert Match.from_json(game.state).variant.players == 3
+
+
+async def test_two_players_draw_phase_through_buttons(emu, runner):
+    people = await _people(emu, ["Kian"], lang="en")
+    group = emu.add_group("Duo", members=people, admins=people)
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "players=2"))
+    await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    await table.play_out({people[0].id: by_level("normal", seed=3)})
+    game = await table.game()
+    match = Match.from_json(game.state)
+    assert match.is_over and match.variant.players == 2
+    assert table.presses > 13  # discards, draws and tricks were pressed
+
+
+async def test_stale_forged_and_out_of_turn_presses_change_nothing(emu, runner):
+    people = await _people(emu, ["Ava", "Bo"], lang="en")
+    stranger = (await _people(emu, ["Eve"], lang="en"))[0]
+    group = emu.add_group("G", members=[*people, stranger], admins=[people[0]])
+    game, lobby = await _open(emu, runner, group, people[0], timer=0)
+    await emu.press(people[1], group.id, lobby.message_id, _data(game.id, "j"))
+    await runner.settle()
+    # A non-owner, non-admin cannot start.
+    h = await emu.press(stranger, group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+    assert h.answer.show_alert and "Only the player" in h.answer.text
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+    table = Table(emu, runner, group, people)
+    game = await table.game()
+    match = Match.from_json(game.state)
+    # Bring the game to a human's card turn.
+    for _ in range(20):
+        if match.phase is Phase.PLAY and game.seats[match.order[match.turn]].get("user_id"):
+            break
+        await table.step({p.id: by_level("normal") for p in people})
+        game = await table.game()
+        match = Match.from_json(game.state)
+    seat = match.turn
+    uid = game.seats[match.order[seat]]["user_id"]
+    user = next(p for p in people if p.id == uid)
+    other = next(p for p in people if p.id != uid)
+    before = (game.move, game.state)
+    msg = table.hand_message(game, user)
+
+    async def press_and_check(u, chat_id, message_id, data, expect):
+        h = await emu.press(u, chat_id, message_id, data)
+        await runner.settle()
+        assert h.answer is not None and h.answer.show_alert, data
+        assert expect in h.answer.text, (data, h.answer.text)
+        g = await table.game()
+        assert (g.move, g.state) == before, data
+
+    # A stale move number.
+    card = match.legal_cards(seat)[0]
+    await press_and_check(user, user.private_chat_id, msg.message_id, f"p:{game.id}:{game.move - 1}:{card.ascii}", "earlier")
+    # Another game id.
+    await press_and_check(user, user.private_chat_id, msg.message_id, f"p:zzzzzz:{game.move}:{card.ascii}", "earlier game")
+    # Malformed data.
+    await press_and_check(user, user.private_chat_id, msg.message_id, "p:%%%:1", "not valid")
+    # The other player presses out of turn.
+    other_msg = table.hand_message(game, other)
+    other_seat = next(s for s in range(match.n) if game.seats[match.order[s]].get("user_id") == other.id)
+    other_card = match.hand_of(other_seat)[0]
+    await press_and_check(other, other.private_chat_id, other_msg.message_id, f"p:{game.id}:{game.move}:{other_card.ascii}", "Not your turn")
+    # A stranger forges a press.
+    await press_and_check(stranger, stranger.private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{card.ascii}", "not playing")
+    # A card that breaks follow-suit.
+    if match.trick:
+        led = match.trick[0][1].suit
+        off = [c for c in match.hand_of(seat) if c.suit != led]
+        if off and any(c.suit == led for c in match.hand_of(seat)):
+            await press_and_check(user, user.private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{off[0].ascii}", "must follow")
+    # A card not in the hand.
+    foreign = next(c for c in match.hand_of(other_seat))
+    await press_and_check(user, user.private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{foreign.ascii}", "not in your hand")
+
+
+async def test_two_presses_at_the_same_moment_play_once(emu, runner):
+    import asyncio
+
+    people = await _people(emu, ["Ada"], lang="en")
+    group = emu.add_group("G2", members=people, admins=people)
+    game, lobby = await _open(emu, runner, group, people[0], timer=0)
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    strategies = {people[0].id: by_level("normal")}
+    for _ in range(30):
+        game = await table.game()
+        match = Match.from_json(game.state)
+        if match.phase is Phase.PLAY and match.turn is not None and not match.trick and len(match.legal_cards(match.turn)) >= 2:
+            break
+        await table.step(strategies)
+    cards = match.legal_cards(match.turn)[:2]
+    msg = table.hand_message(game, people[0])
+    h1, h2 = await asyncio.gather(
+        emu.press(people[0], people[0].private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{cards[0].ascii}"),
+        emu.press(people[0], people[0].private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{cards[1].ascii}"),
+    )
+    await runner.settle()
+    after = Match.from_json((await table.game()).state)
+    played = [c for t in after.tricks for _, c in t.plays] + [c for _, c in after.trick]
+    assert (cards[0] in played) != (cards[1] in played), "exactly one of the two presses played"
+    alerts = [h.answer for h in (h1, h2) if h.answer is not None and h.answer.show_alert]
+    assert len(alerts) == 1
+
+
+async def test_restart_in_the_middle_of_a_hand_loses_nothing(emu, db_url):
+    from .conftest import BotRunner
+
+    runner = BotRunner(emu, db_url)
+    await runner.start()
+    people = await _people(emu, ["Nima", "Lale"], lang="fa")
+    group = emu.add_group("G3", members=people, admins=[people[0]])
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
+    await emu.press(people[1], group.id, lobby.message_id, _data(game.id, "j"))
+    await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    strategies = {p.id: by_level("normal", seed=p.id) for p in people}
+    for _ in range(8):
+        await table.step(strategies)
+    game = await table.game()
+    before = (game.move, game.state)
+    await runner.crash()
+    runner2 = BotRunner(emu, db_url)
+    await runner2.start()
+    try:
+        await runner2.settle()
+        table.runner = runner2
+        game = await table.game()
+        assert (game.move, game.state) == before
+        await table.play_out(strategies)
+        final = await table.game()
+        assert Match.from_json(final.state).is_over
+    finally:
+        await runner2.stop()
+
+
+async def test_timeout_plays_for_the_player_then_away_then_back(emu, db_url):
+    from .conftest import BotRunner
+
+    runner = BotRunner(emu, db_url)
+    await runner.start()
+    try:
+        people = await _people(emu, ["Tara"], lang="en")
+        group = emu.add_group("G4", members=people, admins=people)
+        game, lobby = await _open(emu, runner, group, people[0], timer=30)
+        await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+        await runner.settle()
+        table = Table(emu, runner, group, people)
+        svc = runner.service
+        # Shorten the clock: the stored deadline is what a restart would read too.
+        for round_ in range(2):
+            game = await table.game()
+            match = Match.from_json(game.state)
+            assert game.seats[match.order[match.turn]].get("user_id") == people[0].id
+            assert game.deadline is not None
+            await svc._on_timeout(game.id, game.move)
+            svc._after_commit(await table.game(), Match.from_json((await table.game()).state))
+            await runner.settle()
+        game = await table.game()
+        me = next(s for s in game.seats if s.get("user_id") == people[0].id)
+        assert me["away"] is True and me["timeouts"] >= 2
+        msg = table.hand_message(game, people[0])
+        assert "Time is up" in msg.text or "away" in msg.text.lower()
+        # Away: the computer keeps playing; "I'm back" returns control.
+        back = [b["callback_data"] for b in msg.buttons if b.get("callback_data", "").startswith("r:")]
+        assert back, "an I'm back button is offered"
+        await emu.press(people[0], people[0].private_chat_id, msg.message_id, back[0])
+        await runner.settle()
+        game = await table.game()
+        me = next(s for s in game.seats if s.get("user_id") == people[0].id)
+        assert me["away"] is False
+    finally:
+        await runner.stop()
+
+
+async def test_inline_mode_plays_from_the_group(emu, runner):
+    people = await _people(emu, ["Omid"], lang="en")
+    group = emu.add_group("G5", members=people, admins=people)
+    game, lobby = await _open(emu, runner, group, people[0], timer=0)
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    strategies = {people[0].id: by_level("normal")}
+    for _ in range(30):
+        game = await table.game()
+        match = Match.from_json(game.state)
+        if match.phase is Phase.PLAY and match.turn is not None:
+            break
+        await table.step(strategies)
+    seat = match.turn
+    results = await emu.inline_query(people[0], group, "")
+    titles = sorted(r["title"] for r in results)
+    assert titles == sorted(str(c) for c in match.legal_cards(seat))
+    await emu.choose_inline_result(people[0], group, results[0])
+    await runner.settle()
+    after = Match.from_json((await table.game()).state)
+    played = [c for t in after.tricks for _, c in t.plays] + [c for _, c in after.trick]
+    assert any(str(c) == results[0]["title"] for c in played)
+    # Someone else's inline query shows nothing of this hand.
+    outsider = (await _people(emu, ["Pat"], lang="en"))[0]
+    assert list(await emu.inline_query(outsider, group, "")) == []
+
+
+async def test_late_joiner_through_the_deep_link(emu, runner):
+    host = (await _people(emu, ["Host"], lang="en"))[0]
+    late = (await _people(emu, ["Late"], lang="en", start=False))[0]
+    group = emu.add_group("G6", members=[host, late], admins=[host])
+    game, lobby = await _open(emu, runner, group, host, timer=0)
+    h = await emu.press(late, group.id, lobby.message_id, _data(game.id, "j"))
+    await runner.settle()
+    assert h.answer.url == f"https://t.me/HokmTestBot?start=join_{game.id}"
+    await emu.send_message(late, late.private_chat_id, f"/start join_{game.id}")
+    await runner.settle()
+    game = await Table(emu, runner, group, []).game()
+    assert any(s.get("user_id") == late.id for s in game.seats)
+    assert "Late" in emu.chat_log(group.id)[-1].text or any("Late" in m.text for m in emu.chat_log(group.id))
+
+
+async def test_commands_in_the_wrong_chat_get_a_translated_answer(emu, runner):
+    user = (await _people(emu, ["Ali"], lang="fa"))[0]
+    await emu.send_message(user, user.private_chat_id, "/newgame")
+    await runner.settle()
+    reply = emu.chat_log(user.private_chat_id)[-1].text
+    assert "گروه" in reply  # "this command works in a group"
+
+
+async def test_solo_match_in_private(emu, runner):
+    user = (await _people(emu, ["Solo"], lang="en"))[0]
+    await emu.send_message(user, user.private_chat_id, "/play")
+    await runner.settle()
+    game = await Table(emu, runner, type("C", (), {"id": user.id})(), []).game()
+    assert game is not None and game.status == "playing"
+    assert sum(1 for s in game.seats if s.get("bot")) == 3
+
+
+async def test_calls_per_card_and_no_hand_in_group(emu, runner):
+    """Counts Bot API sends and edits per card played (reported in the README)."""
+    people = await _people(emu, ["A1", "A2", "A3", "A4"], lang="en")
+    group = emu.add_group("Count", members=people, admins=[people[0]])
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
+    for p in people[1:]:
+        await emu.press(p, group.id, lobby.message_id, _data(game.id, "j"))
+    await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    await runner.settle()
+    start = len(emu.calls)
+    await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
+    game = await table.game()
+    match = Match.from_json(game.state)
+    cards = sum(len(t.plays) for t in match.tricks)  # last hand
+    calls = [c for c in emu.calls[start:] if c.method in ("sendMessage", "editMessageText", "editMessageReplyMarkup")]
+    per_card = len(calls) / max(1, table.presses)
+    print(f"\nBot API sends+edits per human play (4 humans): {per_card:.2f} over {table.presses} plays")
+    assert per_card <= 3.5
+    assert cards > 0
+    assert isinstance(PlayCard, type)
