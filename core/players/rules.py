@@ -242,7 +242,7 @@ def _follow(st: PlayState) -> Card:
     trick = st.trick
     cards = [c for _, c in trick]
     wi = winning_index(cards, trump)
-    wseat, wcard = trick[wi]
+    wseat = trick[wi][0]
     led = cards[0] // 13
     later = [(seat + i) % n for i in range(1, n - len(trick))]
     if n == 4 and wseat == (seat + 2) % 4:
@@ -371,7 +371,8 @@ def choose_discards_rule(
 ) -> tuple[Card, Card]:
     """Two players: put away the two least useful cards, keeping trump and honours."""
     ranked = sorted(hand, key=lambda c: (card_value(c, trump), c))
-    return ranked[0], ranked[1]
+    a, b = sorted(ranked[:2])
+    return a, b
 
 
 def keep_rule(view: SeatView, know: Knowledge | None = None) -> bool:
@@ -446,7 +447,7 @@ def exchange_rule(view: SeatView) -> tuple[Card, ...]:
         return r + (6 if c < 13 else 0)
 
     ranked = sorted(view.hand, key=danger, reverse=True)
-    return tuple(c for c in ranked[:3] if danger(c) >= 10)
+    return tuple(sorted(c for c in ranked[:3] if danger(c) >= 10))
 
 
 class RulePlayer(ComputerPlayer):

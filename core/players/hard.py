@@ -1,0 +1,596 @@
+"""Level "hard": determinized search (perfect-information Monte Carlo).
+
+For each decision the player samples deals of the hidden cards that agree with
+everything its seat has seen (:func:`sample_hands`), scores every legal card on
+each sample and plays the best on average. Sampling stops when the per-move time
+budget is spent (anytime), and never uses anything but the seat's own view.
+
+* 4 players: each sample is solved double dummy by DDS (endplay). Hokm's hand ends
+  when a side has 7 tricks, and with every card known a side can reach 7 tricks iff
+  its double-dummy trick count (all 13 tricks played) reaches 7, so the DDS trick
+  count of each card maps exactly onto won/lost. A 7-0 (kot) is approximated by
+  "takes every remaining trick".
+* 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
+  ``Match.play``), and an exact search of the whole ending (alpha-beta for two
+  players, max^n for three) once few cards are left.
+* Trump choice: 4 players by DDS on sampled completions of the deal; 3 players by
+  playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
+  discards and draws use the rules.
+
+Thread safety: all state is per instance except a lock serialising DDS calls (DDS
+keeps per-thread-index scratch memory, and endplay calls it with index 0).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import ClassVar
+
+from endplay import _dds
+
+from ..cards import Card, CardSet, Suit, cards_in, mask_of
+from ..match import Match, Phase, SeatView
+from ..scoring import TRICKS_TO_WIN, bidding_points
+from ..variant import Kind
+from .knowledge import Knowledge
+from .rules import (
+    RulePlayer,
+    choose_trump_rule,
+    rule_card,
+    state_from_match,
+    state_from_view,
+)
+
+__all__ = [
+    "HardPlayer",
+    "SearchMatch",
+    "dds_card_tricks",
+    "exact_values",
+    "playout",
+    "sample_hands",
+]
+
+_DDS_LOCK = threading.Lock()
+
+
+# ------------------------------------------------------------------ sampling
+
+
+def sample_hands(
+    rng,
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    sizes: list[int] | tuple[int, ...],
+    voids: list[int],
+    prefer: tuple[int, int] | None = None,
+    tries: int = 30,
+) -> list[CardSet]:
+    """Deal the ``unseen`` cards to the other seats: ``sizes[s]`` cards to seat s,
+    none of a suit the seat is void in. Cards left over (2 players: the stock and
+    the opponent's discards) are dropped.
+
+    ``prefer`` = (seat, suit) puts one card of ``suit`` in ``seat``'s hand first when
+    it can hold one (a light bias: the hakem chose that suit as trump).
+    """
+    n = len(sizes)
+    cards = list(cards_in(unseen))
+    need = sum(sizes[s] for s in range(n) if s != me)
+    sink = len(cards) - need
+    if sink < 0:
+        raise ValueError("fewer unseen cards than hidden hand slots")
+    for attempt in range(tries):
+        ignore_voids = attempt == tries - 1
+        hands = [0] * n
+        hands[me] = my_hand
+        cap = [0 if s == me else sizes[s] for s in range(n)]
+        sink_cap = sink
+        rng.shuffle(cards)
+        pool = cards
+        if prefer is not None:
+            pseat, psuit = prefer
+            if pseat != me and cap[pseat] and not voids[pseat] >> psuit & 1:
+                for i, c in enumerate(pool):
+                    if c // 13 == psuit:
+                        hands[pseat] |= 1 << c
+                        cap[pseat] -= 1
+                        pool = pool[:i] + pool[i + 1 :]
+                        break
+
+        # Most constrained suits first.
+        eligible = [
+            sum(
+                1
+                for s in range(n)
+                if s != me and cap[s] and (ignore_voids or not voids[s] >> u & 1)
+            )
+            for u in range(4)
+        ]
+        order = sorted(pool, key=lambda c: eligible[c // 13])
+        ok = True
+        for c in order:
+            suit = c // 13
+            seats = [
+                s
+                for s in range(n)
+                if s != me and cap[s] > 0 and (ignore_voids or not voids[s] >> suit & 1)
+            ]
+            total = sum(cap[s] for s in seats) + sink_cap
+            if total == 0:
+                ok = False
+                break
+            r = rng.randrange(total)
+            for s in seats:
+                if r < cap[s]:
+                    hands[s] |= 1 << c
+                    cap[s] -= 1
+                    break
+                r -= cap[s]
+            else:
+                sink_cap -= 1
+        if ok and not any(cap):
+            return hands
+    raise RuntimeError("could not sample a consistent deal")
+
+
+def _view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
+    sizes = list(view.hand_sizes)
+    prefer = None
+    hakem = view.hakem
+    if (
+        view.trump is not None
+        and hakem is not None
+        and hakem != view.seat
+        and view.variant.kind is Kind.CLASSIC
+    ):
+        shown = sum(
+            1 for t in view.tricks for s, c in t.plays if s == hakem and c // 13 == view.trump
+        )
+        if shown < 2:
+            prefer = (hakem, int(view.trump))
+    return sample_hands(rng, know.seat, know.hand, know.unseen, sizes, know.voids, prefer)
+
+
+# ----------------------------------------------------------------------- DDS
+
+
+def dds_card_tricks(
+    hands: list[CardSet],
+    trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+    leader: int,
+    trump: int,
+    mode_optimal_one: bool = False,
+) -> dict[int, int]:
+    """Double-dummy tricks (of those left, the current one included) for the side
+    of the seat to play, for each card it may play: ``{card: tricks}``.
+
+    Seats 0..3 in playing order map onto DDS's North, East, South, West (DDS plays
+    clockwise in that order, and partners sit opposite in both). The current trick
+    is given to DDS as ``first`` = its leader plus the cards played so far.
+    """
+    d = _dds.deal()
+    d.trump = trump
+    d.first = leader
+    for p in range(4):
+        h = hands[p]
+        for s in range(4):
+            d.remainCards[p][s] = (h >> (13 * s) & 0x1FFF) << 2
+    for i in range(3):
+        if i < len(trick):
+            c = trick[i][1]
+            d.currentTrickSuit[i] = c // 13
+            d.currentTrickRank[i] = c % 13 + 2
+        else:
+            d.currentTrickSuit[i] = 0
+            d.currentTrickRank[i] = 0
+    fut = _dds.futureTricks()
+    solutions = 1 if mode_optimal_one else 3
+    target = -1 if mode_optimal_one else 0
+    with _DDS_LOCK:
+        _dds.SolveBoard(d, target, solutions, 1, fut, 0)
+    out: dict[int, int] = {}
+    for i in range(fut.cards):
+        score = fut.score[i]
+        suit = fut.suit[i]
+        ranks = (1 << fut.rank[i]) | fut.equals[i]
+        for r in range(2, 15):
+            if ranks >> r & 1:
+                out[suit * 13 + r - 2] = score
+    return out
+
+
+def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
+    """Points for us minus points for them, once the hand is decided."""
+    if ours >= TRICKS_TO_WIN:
+        p = (2 if we_are_hakem else 3) if theirs == 0 else 1
+        return float(p)
+    p = (3 if we_are_hakem else 2) if ours == 0 else 1
+    return -float(p)
+
+
+# ------------------------------------------------------------ engine search
+
+
+class SearchMatch(Match):
+    """A match for searching one hand: when the hand ends it stops (phase OVER)
+    instead of dealing the next one."""
+
+    def _start_hand(self, events) -> None:  # type: ignore[override]
+        self.phase = Phase.OVER
+        self.turn = None
+
+    @classmethod
+    def from_view(cls, view: SeatView, hands: list[CardSet]) -> SearchMatch:  # type: ignore[override]
+        m = super().from_view(view, hands)
+        if view.variant.kind is Kind.BIDDING:
+            m.first = 1 - view.dealer  # the engine's hand-end bookkeeping needs it
+        return m  # type: ignore[return-value]
+
+    def copy(self) -> SearchMatch:  # type: ignore[override]
+        m = Match.copy(self)
+        m.__class__ = SearchMatch
+        return m  # type: ignore[return-value]
+
+
+def _hand_value(m: Match, me: int, points_before: list[int]) -> float:
+    """Utility for ``me`` of a finished hand (points; for 3 players own points
+    minus half the others')."""
+    v = m.variant
+    gained = [m.scores[s] - points_before[s] for s in range(v.sides)]
+    if v.kind is Kind.BIDDING:
+        return (gained[me] - gained[1 - me]) / 100.0
+    if v.players == 3:
+        return gained[me] - 0.5 * (sum(gained) - gained[me])
+    mine = v.side_of(me)
+    return gained[mine] - gained[1 - mine]
+
+
+def _voids_of(m: Match) -> list[int]:
+    voids = [0] * m.n
+    for t in m.tricks:
+        led = t.plays[0][1] // 13
+        for s, c in t.plays[1:]:
+            if c // 13 != led:
+                voids[s] |= 1 << led
+    if m.trick:
+        led = m.trick[0][1] // 13
+        for s, c in m.trick[1:]:
+            if c // 13 != led:
+                voids[s] |= 1 << led
+    return voids
+
+
+def playout(m: Match, voids: list[int]) -> None:
+    """Finish the hand with every seat playing the rule-based card (in place)."""
+    live = 0
+    for h in m.hands:
+        live |= h
+    voids = list(voids)
+    play_phase = Phase.PLAY
+    while m.phase is play_phase:
+        seat = m.turn
+        card = rule_card(state_from_match(m, voids, live))
+        if m.trick:
+            led = m.trick[0][1] // 13
+            if card // 13 != led:
+                voids[seat] |= 1 << led  # type: ignore[index]
+        m.play(seat, card)  # type: ignore[arg-type]
+        live &= ~(1 << card)
+
+
+def _distinct(m: Match, seat: int, cards: tuple[Card, ...]) -> list[Card]:
+    """Drop cards equivalent to a lower one kept (touching once played cards are
+    ignored): playing either gives the same result."""
+    others = 0
+    for s, h in enumerate(m.hands):
+        if s != seat:
+            others |= h
+    for _, c in m.trick:
+        others |= 1 << c
+    out: list[Card] = []
+    prev = -2
+    for c in cards:
+        if out and c // 13 == prev // 13:
+            between = ((1 << c) - 1) & ~((2 << prev) - 1)
+            if not others & between:
+                prev = c
+                continue
+        out.append(c)
+        prev = c
+    return out
+
+
+def _negamax(m: Match, me: int, before: list[int], alpha: float, beta: float) -> float:
+    """Two players: exact value for the seat to move (zero-sum)."""
+    seat = m.turn
+    best = -1e9
+    for c in _distinct(m, seat, cards_in(m._playable(seat))):  # type: ignore[arg-type]
+        child = m.copy()
+        child.play(seat, c)  # type: ignore[arg-type]
+        if child.phase is not Phase.PLAY:
+            val = _hand_value(child, seat, before)  # type: ignore[arg-type]
+        elif child.turn == seat:
+            val = _negamax(child, me, before, alpha, beta)
+        else:
+            val = -_negamax(child, me, before, -beta, -alpha)
+        if val > best:
+            best = val
+            if val > alpha:
+                alpha = val
+                if alpha >= beta:
+                    break
+    return best
+
+
+def _maxn(m: Match, before: list[int]) -> list[float]:
+    """Three players: max^n value (each seat maximises its own utility)."""
+    seat = m.turn
+    best: list[float] | None = None
+    for c in _distinct(m, seat, cards_in(m._playable(seat))):  # type: ignore[arg-type]
+        child = m.copy()
+        child.play(seat, c)  # type: ignore[arg-type]
+        if child.phase is not Phase.PLAY:
+            u = [_hand_value(child, s, before) for s in range(m.n)]
+        else:
+            u = _maxn(child, before)
+        if best is None or u[seat] > best[seat]:  # type: ignore[index]
+            best = u
+    assert best is not None
+    return best
+
+
+def exact_values(m: Match, cards: list[Card]) -> dict[Card, float]:
+    """Exact value of each of the seat to move's ``cards`` in a perfect-information
+    ending (2 players: alpha-beta; 3 players: max^n)."""
+    seat = m.turn
+    before = list(m.scores)
+    out: dict[Card, float] = {}
+    for c in cards:
+        child = m.copy()
+        child.play(seat, c)  # type: ignore[arg-type]
+        if child.phase is not Phase.PLAY:
+            out[c] = _hand_value(child, seat, before)  # type: ignore[arg-type]
+        elif m.n == 2:
+            v = _negamax(child, seat, before, -1e9, 1e9)  # type: ignore[arg-type]
+            out[c] = v if child.turn == seat else -v
+        else:
+            out[c] = _maxn(child, before)[seat]  # type: ignore[index]
+    return out
+
+
+# ----------------------------------------------------------------- player
+
+
+class HardPlayer(RulePlayer):
+    """Level "hard": determinized sampling with DDS (4 players) or playouts and
+    exact endings (2 and 3 players)."""
+
+    name = "hard"
+    #: Exact search once every hand holds at most this many cards (2 / 3 players).
+    exact_cards: ClassVar[dict[int, int]] = {2: 5, 3: 3}
+    max_samples = 400
+
+    def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
+        super().__init__(seed)
+        self.time_budget = time_budget
+
+    def _deadline(self) -> float:
+        return time.perf_counter() + self.time_budget
+
+    # -------------------------------------------------------------- play
+
+    def choose_card(self, view: SeatView) -> Card:
+        legal = [a.card for a in view.legal]  # type: ignore[union-attr]
+        know = Knowledge(view)
+        if len(legal) == 1:
+            return legal[0]
+        distinct = self._distinct_root(legal, know)
+        if len(distinct) == 1:
+            return distinct[0]
+        start = time.perf_counter()
+        deadline = start + self.time_budget
+        if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
+            totals = self._score_dds(view, know, distinct, deadline)
+        else:
+            totals = self._score_playouts(view, know, distinct, deadline)
+        if totals is None:
+            return rule_card(state_from_view(view, know))
+        # Ties: prefer the rule-based card, then the cheapest.
+        rule = rule_card(state_from_view(view, know))
+        best = max(totals.values())
+        good = [c for c in distinct if totals[c] >= best - 1e-9]
+        if rule in good:
+            return rule
+        return min(good, key=lambda c: (c % 13, c))
+
+    @staticmethod
+    def _distinct_root(legal: list[Card], know: Knowledge) -> list[Card]:
+        out: list[Card] = []
+        prev = -2
+        for c in sorted(legal):
+            if out and c // 13 == prev // 13:
+                between = ((1 << c) - 1) & ~((2 << prev) - 1)
+                if not know.unseen & between:
+                    prev = c
+                    continue
+            out.append(c)
+            prev = c
+        return out
+
+    def _score_dds(
+        self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
+    ) -> dict[Card, float] | None:
+        me = know.seat
+        side = me % 2
+        won_us = view.tricks_won[side] + view.tricks_won[side + 2]
+        won_them = view.tricks_won[1 - side] + view.tricks_won[3 - side]
+        left = 13 - len(view.tricks)
+        we_hakem = view.hakem is not None and view.hakem % 2 == side
+        leader = view.trick[0][0] if view.trick else me
+        trump = int(view.trump)  # type: ignore[arg-type]
+        totals = dict.fromkeys(cards, 0.0)
+        samples = 0
+        avg = 0.0
+        while samples < self.max_samples:
+            t0 = time.perf_counter()
+            hands = _view_sample(view, know, self.rng)
+            tricks = dds_card_tricks(hands, view.trick, leader, trump)
+            for c in cards:
+                t = tricks.get(c, 0)
+                ours = won_us + t
+                theirs = won_them + left - t
+                totals[c] += _sided_points(ours, theirs, we_hakem) + 0.01 * t
+            samples += 1
+            now = time.perf_counter()
+            avg += (now - t0 - avg) / samples
+            if now + 0.5 * avg >= deadline:
+                break
+        return totals if samples else None
+
+    def _score_playouts(
+        self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
+    ) -> dict[Card, float] | None:
+        me = know.seat
+        n = view.variant.players
+        exact_at = self.exact_cards.get(n, 0)
+        exact = view.variant.kind is Kind.CLASSIC and max(view.hand_sizes) <= exact_at
+        totals = dict.fromkeys(cards, 0.0)
+        samples = 0
+        voids = know.voids
+        while samples < self.max_samples:
+            hands = _view_sample(view, know, self.rng)
+            base = SearchMatch.from_view(view, hands)
+            if exact:
+                vals = exact_values(base, cards)
+                for c in cards:
+                    totals[c] += vals[c]
+            else:
+                before = list(base.scores)
+                for c in cards:
+                    m = base.copy()
+                    m.play(me, c)
+                    playout(m, voids)
+                    totals[c] += _hand_value(m, me, before) + 0.01 * m.tricks_won[me]
+            samples += 1
+            if time.perf_counter() >= deadline:
+                break
+        return totals if samples else None
+
+    # ---------------------------------------------------------- trump
+
+    def choose_trump(self, view: SeatView) -> Suit:
+        n = view.variant.players
+        if n == 2 or self.time_budget <= 0:
+            return super().choose_trump(view)
+        deadline = self._deadline()
+        me = view.seat
+        assert me is not None
+        hand = mask_of(view.hand)
+        deck = Knowledge(view).deck
+        unseen = deck & ~hand
+        size = view.variant.hand_size
+        sizes = [size] * n
+        sizes[me] = size - len(view.hand)
+        voids = [0] * n
+        totals = [0.0] * 4
+        samples = 0
+        avg = 0.0
+        while samples < 200:
+            t0 = time.perf_counter()
+            # Deal the rest: our own missing cards too (seat "me" gets a share).
+            others = sample_hands(self.rng, -1, 0, unseen, sizes, voids)
+            others[me] |= hand
+            for s in range(4):
+                totals[s] += self._trump_value(view, others, s)
+            samples += 1
+            now = time.perf_counter()
+            avg += (now - t0 - avg) / samples
+            if now + 0.5 * avg >= deadline:
+                break
+        rule = choose_trump_rule(hand)
+        best = max(totals)
+        if totals[rule] >= best - 1e-9:
+            return rule
+        return Suit(totals.index(best))
+
+    def _trump_value(self, view: SeatView, hands: list[CardSet], trump: int) -> float:
+        me = view.seat
+        assert me is not None
+        if view.variant.players == 4:
+            tricks = dds_card_tricks(hands, (), me, trump, mode_optimal_one=True)
+            t = max(tricks.values())
+            return _sided_points(t, 13 - t, True) + 0.01 * t
+        m = SearchMatch(view.variant, None)
+        m.phase = Phase.PLAY
+        m.hakem = view.hakem
+        m.dealer = view.dealer
+        m.trump = Suit(trump)
+        m.turn = m.leader = me
+        m.hands = list(hands)
+        m.scores = list(view.scores)
+        m.card_points = list(view.card_points)
+        before = list(m.scores)
+        playout(m, [0] * m.n)
+        return _hand_value(m, me, before)
+
+    # ------------------------------------------------------------ bids
+
+    def choose_bid(self, view: SeatView) -> int:
+        """Seed 004: pick the bid with the best expected score over playouts."""
+        if self.time_budget <= 0:
+            return super().choose_bid(view)
+        me = view.seat
+        assert me is not None
+        know = Knowledge(view)
+        deadline = self._deadline()
+        sizes = list(view.hand_sizes)
+        dist = [0] * 14  # tricks taken when playing for tricks
+        nil_ok = 0
+        samples = 0
+        opp_bid = view.bids[1 - me]
+        while samples < 300:
+            hands = sample_hands(self.rng, me, know.hand, know.unseen, sizes, know.voids)
+            for nil in (False, True):
+                m = SearchMatch(view.variant, None)
+                m.phase = Phase.PLAY
+                m.trump = Suit.SPADES
+                m.turn = m.leader = view.dealer  # the second player leads
+                m.first = 1 - view.dealer
+                m.hands = list(hands)
+                bids: list[int | None] = [None, None]
+                bids[me] = 0 if nil else max(1, round(self._rule_est(view)))
+                bids[1 - me] = opp_bid if opp_bid is not None else 3
+                m.bids = bids
+                m.blind = list(view.blind)
+                m.scores = list(view.scores)
+                playout(m, [0, 0])
+                took = m.tricks_won[me]
+                if nil:
+                    nil_ok += took == 0
+                else:
+                    dist[took] += 1
+            samples += 1
+            if time.perf_counter() >= deadline:
+                break
+        if not samples:
+            return super().choose_bid(view)
+        best_bid, best_val = 1, -1e9
+        for b in range(1, 14):
+            val = 0.0
+            for t, k in enumerate(dist):
+                if k:
+                    p, _ = bidding_points([b], [False], [t], [0])
+                    bags = max(0, t - b)
+                    val += k * (p[0] - 4 * bags)
+            val /= samples
+            if val > best_val:
+                best_bid, best_val = b, val
+        p_nil = nil_ok / samples
+        nil_val = 100 * p_nil - 100 * (1 - p_nil)
+        return 0 if nil_val > best_val else best_bid
+
+    def _rule_est(self, view: SeatView) -> float:
+        from .rules import bid_estimate
+
+        return bid_estimate(mask_of(view.hand))
