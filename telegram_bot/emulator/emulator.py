@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any
+
+from telegram.ext import Application
 
 from .api import BotApi
 from .api_bot import scope_key
@@ -77,6 +79,7 @@ class BotApiEmulator:
         self.limiter = RateLimiter()
         self.server = ApiServer(self.world, BotApi(self.world), self.injector, self.limiter)
         self.webhook = WebhookDeliverer(self.world)
+        self._probes: list[Callable[[], int | bool]] = []
 
     # lifecycle ------------------------------------------------------------------
 
@@ -403,17 +406,40 @@ class BotApiEmulator:
 
     # waiting -------------------------------------------------------------------------------
 
-    async def settle(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
-        """Wait until the bot fetched every update and made no API call for ``quiet`` s.
+    def watch(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Let ``settle()`` see a python-telegram-bot Application's own work.
 
-        Raises :class:`SettleTimeout` after ``timeout`` seconds.
+        While the application has updates queued or being handled, the bot counts
+        as busy, so handlers that do slow non-API work (a database, a computation)
+        before they answer are waited for even with a short ``quiet``.
+        """
+        self.add_busy_probe(
+            lambda: (
+                application.update_queue.qsize()
+                + application.update_processor.current_concurrent_updates
+            )
+        )
+
+    def add_busy_probe(self, probe: Callable[[], int | bool]) -> None:
+        """``settle()`` also waits while ``probe()`` is true (non-zero)."""
+        self._probes.append(probe)
+
+    async def settle(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
+        """Wait until the bot has fetched every update and been quiet for ``quiet`` s.
+
+        Quiet means: no API call in flight or started, no update delivered, and no
+        busy watched application (see :meth:`watch`) for ``quiet`` seconds. Raises
+        :class:`SettleTimeout` after ``timeout`` seconds.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         queue = self.world.updates
+        last_busy = 0.0
         while True:
             now = loop.time()
-            idle = now - max(self.server.last_activity, queue.last_delivery)
+            if any(probe() for probe in self._probes):
+                last_busy = now
+            idle = now - max(self.server.last_activity, queue.last_delivery, last_busy)
             busy = queue.undelivered or self.server.inflight or self.webhook.busy
             if not busy and idle >= quiet:
                 return
@@ -423,7 +449,7 @@ class BotApiEmulator:
                     f"fetched, {self.server.inflight} call(s) in flight, last activity "
                     f"{idle:.2f}s ago"
                 )
-            await asyncio.sleep(min(0.02, max(quiet - idle, 0.005)))
+            await asyncio.sleep(min(0.01, max(quiet - idle, 0.002)))
 
     # reading what happened -------------------------------------------------------------------
 

@@ -179,12 +179,15 @@ class MessageRecord:
         """Every version, the original first."""
         return list(self.versions)
 
+    @property
     def buttons(self) -> list[JSON]:
-        """The inline keyboard buttons, row by row."""
+        """The current inline keyboard's buttons, row after row."""
         return list(iter_buttons(self.reply_markup))
 
+    @property
     def button_labels(self) -> list[str]:
-        return [str(b.get("text", "")) for b in self.buttons()]
+        """The current inline keyboard's labels, row after row."""
+        return [str(b.get("text", "")) for b in self.buttons]
 
     def edit(self, version: MessageVersion) -> None:
         self.versions.append(version)

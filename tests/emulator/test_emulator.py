@@ -149,7 +149,7 @@ async def test_application_answers_start_and_a_button(emu: BotApiEmulator) -> No
         welcome = emu.last_message(alice)
         assert welcome is not None
         assert welcome.text == "Welcome! payload=['join_42']"
-        assert welcome.button_labels() == ["Play ▶"]
+        assert welcome.button_labels == ["Play ▶"]
 
         handle = await emu.press_button(alice, alice, welcome.message_id, "Play")
         await emu.settle()
@@ -433,6 +433,13 @@ async def test_settle_waits_for_the_bot(emu: BotApiEmulator) -> None:
         assert [m.text for m in emu.chat_log(alice) if m.from_bot] == ["first", "second"]
         user_message = emu.last_message(alice, from_bot=False)
         assert user_message is not None and user_message.text == "/slow"
+
+        # Watching the application, a short quiet period is enough: the handler's
+        # silent work counts as busy.
+        emu.watch(app)
+        await emu.send_message(alice, alice, "/slow")
+        await emu.settle(quiet=0.02)
+        assert [m.text for m in emu.chat_log(alice) if m.from_bot][2:] == ["first", "second"]
     finally:
         await _shutdown(app)
 
