@@ -14,6 +14,7 @@ from .config import Settings
 from .outbox import Outbox
 from .service import GameService, ServiceConfig
 from .storage.db import create_engine, migrate, session_factory
+from .updates import TrackingUpdateProcessor
 
 __all__ = ["build_application", "main"]
 
@@ -43,7 +44,9 @@ COMMANDS = [
 
 
 def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any, Any]:
-    builder = ApplicationBuilder().token(settings.token).concurrent_updates(64)
+    builder = (
+        ApplicationBuilder().token(settings.token).concurrent_updates(TrackingUpdateProcessor(64))
+    )
     urls = settings.api_base_urls()
     if urls is not None:
         builder = builder.base_url(urls[0]).base_file_url(urls[1])

@@ -1,9 +1,11 @@
 """Callback data: what an inline button carries, in at most 64 ASCII bytes.
 
 Every button names its game and, for anything that changes a game in progress, the
-move number it was drawn for: ``p:k3f9ab:57:AS`` plays the ace of spades in game
-``k3f9ab`` if the game is still at move 57. A press whose game or move is not the
-current one is stale and changes nothing.
+move number it was drawn for: ``k:k3f9ab:57:1`` keeps the top stock card in game
+``k3f9ab`` if the game is still at move 57. Card buttons carry the hand number
+instead (``p:k3f9ab:3:AS``): the engine itself refuses a card out of turn or not in
+hand, so a hand keyboard needs no edit each time someone else plays. A press whose
+game, move or hand is not the current one is stale and changes nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ ACTIONS = {
     "o": "settings menu / set an option (arg: name=value)",
     # game in progress (move number required)
     "t": "choose trump (arg: suit letter)",
-    "p": "play a card (arg: card)",
+    "p": "play a card (arg: card; the number is the hand, not the move)",
     "d": "select a discard (arg: selected cards, then the card pressed)",
     "k": "draw: keep (arg 1) or discard (arg 0)",
     "n": "blind nil (arg 1) or look at the cards (arg 0)",

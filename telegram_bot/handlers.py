@@ -42,7 +42,7 @@ from core import (
 
 from . import callbacks as cb
 from . import render
-from .i18n import get_translator, language_from_telegram
+from .i18n import N_, get_translator, language_from_telegram
 from .service import Answer, GameService, _seat_of
 from .storage import repo
 
@@ -112,7 +112,7 @@ async def _false() -> bool:
     return False
 
 
-WELCOME = (
+WELCOME = N_(
     "Welcome to <b>Hokm</b> (حکم)!\n"
     "Add me to a group and send /newgame there: 2, 3 or 4 people join, empty seats get "
     "computer players, and your cards come to you here, in private.\n"
@@ -121,7 +121,7 @@ WELCOME = (
     "/help — how to play"
 )
 
-HELP = (
+HELP = N_(
     "<b>How Hokm is played</b>\n"
     "The first player dealt an ace is the hakem. The hakem sees five cards and names "
     "trump, then everyone gets the rest of their cards. Follow the led suit if you can; "
@@ -317,7 +317,7 @@ async def _dispatch(
             pass
         return Answer(tr("This button is not valid"), alert=True)
 
-    answer = await svc.act(data.game_id, data.move, user.id, build)
+    answer = await svc.act(data.game_id, data.move, user.id, build, by_hand=a == "p")
     pending = getattr(answer, "selection", None)
     if pending is not None:
         await svc.show_selection(data.game_id, user.id, pending)
@@ -418,7 +418,7 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
             for card in match.legal_cards(seat):
                 results.append(
                     InlineQueryResultArticle(
-                        id=cb.encode("p", game.id, game.move, card.ascii),
+                        id=cb.encode("p", game.id, match.hand_no, card.ascii),
                         title=render.card_label(card),
                         description=tr("Play this card"),
                         input_message_content=InputTextMessageContent(
@@ -450,7 +450,9 @@ async def chosen_inline(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         card = parse_card(data.arg)
     except ValueError:
         return
-    await svc.act(data.game_id, data.move, chosen.from_user.id, lambda m, s: PlayCard(card))
+    await svc.act(
+        data.game_id, data.move, chosen.from_user.id, lambda m, s: PlayCard(card), by_hand=True
+    )
 
 
 # ------------------------------------------------------------------ errors

@@ -517,7 +517,7 @@ def private_keyboard(
                     ),
                 ]
             )
-        rows += _card_rows(view, g, move, "p", lambda c: "noop")
+        rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
         return _away_rows(rows, g, move, tr, away)
     if view.phase is Phase.BLIND:
         if mine:
@@ -545,7 +545,7 @@ def private_keyboard(
                         for b in bids[i : i + 7]
                     ]
                 )
-        rows += _card_rows(view, g, move, "p", lambda c: "noop")
+        rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
         return _away_rows(rows, g, move, tr, away)
     if view.phase in (Phase.DISCARD, Phase.EXCHANGE):
         action = "d" if view.phase is Phase.DISCARD else "x"
@@ -586,8 +586,8 @@ def _card_rows(
                     InlineKeyboardButton(
                         ("✅" if c in marked else "") + card_label(c),
                         callback_data=cb.encode(action, g, move, arg(c))
-                        if arg(c) != "noop"
-                        else cb.encode("p", g, move, c.ascii),
+                        if action != "p"
+                        else cb.encode("p", g, view.hand_no, c.ascii),
                     )
                     for c in cards[i : i + 7]
                 ]
@@ -597,7 +597,7 @@ def _card_rows(
 
 def _away_rows(rows, g: str, move: int, tr: Translator, away: bool) -> InlineKeyboardMarkup | None:
     if away:
-        rows.append([InlineKeyboardButton(tr("I'm back"), callback_data=cb.encode("r", g, move))])
+        rows.append([InlineKeyboardButton(tr("I'm back"), callback_data=cb.encode("r", g))])
     return InlineKeyboardMarkup(rows) if rows else None
 
 

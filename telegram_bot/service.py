@@ -368,17 +368,23 @@ class GameService:
         move: int | None,
         user_id: int,
         build: Callable[[Match, int], Action | Answer],
+        *,
+        by_hand: bool = False,
     ) -> Answer:
-        """Apply a human's action if the press is current and legal."""
+        """Apply a human's action if the press is current and legal.
+
+        ``move`` is the move number the button was drawn for, or with ``by_hand``
+        the hand number (card buttons stay valid for their whole hand).
+        """
         tr = await self.user_tr(user_id)
         async with self._locks[game_id]:
             async with self.sessions.begin() as s:
                 game = await repo.get_game(s, game_id)
                 if game is None or game.status != "playing":
                     return Answer(tr("This button belongs to an earlier game"), alert=True)
-                if move is not None and move != game.move:
-                    return Answer(tr("This button belongs to an earlier hand"), alert=True)
                 match = Match.from_json(game.state)
+                if move is not None and move != (match.hand_no if by_hand else game.move):
+                    return Answer(tr("This button belongs to an earlier hand"), alert=True)
                 seat = _seat_of(game, match, user_id)
                 if seat is None:
                     return Answer(tr("You are not playing in this game"), alert=True)

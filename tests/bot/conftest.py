@@ -82,11 +82,20 @@ class BotRunner:
         await self.stop(graceful=False)
 
     async def settle(self) -> None:
-        for _ in range(3):
-            await self.emu.settle(quiet=0.05, timeout=30)
-            if self.app is not None:
-                await self.service.idle()
-        await asyncio.sleep(0)
+        """Until the emulator is quiet, every update is handled and no game work is left."""
+        for _ in range(100):
+            await self.emu.settle(quiet=0.02, timeout=30)
+            if self.app is None:
+                return
+            processor = self.app.update_processor
+            busy = processor.in_flight or not self.app.update_queue.empty()
+            await processor.wait_idle()
+            await self.service.idle()
+            if not busy and not self.emu.world.updates.undelivered:
+                await asyncio.sleep(0.01)
+                if processor.in_flight == 0 and not self.service._background:
+                    return
+        raise AssertionError("the bot never settled")
 
 
 @pytest.fixture

@@ -31,6 +31,12 @@ from telegram_bot.storage import repo
 Strategy = Callable[[SeatView], Action]
 
 
+def buttons(message: Any) -> list[dict[str, Any]]:
+    """The inline buttons of an emulator message record, row by row."""
+    markup = message.reply_markup or {}
+    return [b for row in markup.get("inline_keyboard", []) for b in row]
+
+
 def lowest_card(view: SeatView) -> Action:
     """A weak player: the lowest-ranked legal card, trump by length otherwise."""
     plays = [a for a in view.legal if isinstance(a, PlayCard)]
@@ -66,7 +72,7 @@ class Table:
         return next(m for m in self.emu.chat_log(user.private_chat_id) if m.message_id == mid)
 
     async def press(self, user, message, data: str):
-        datas = [b.get("callback_data") for b in message.buttons]
+        datas = [b.get("callback_data") for b in buttons(message)]
         assert data in datas, f"{user.first_name}'s keyboard lacks {data!r}: {datas}"
         self.presses += 1
         handle = await self.emu.press(user, user.private_chat_id, message.message_id, data)
@@ -90,7 +96,7 @@ class Table:
         message = self.hand_message(game, user)
         g, mv = game.id, game.move
         if isinstance(action, PlayCard):
-            await self.press(user, message, f"p:{g}:{mv}:{action.card.ascii}")
+            await self.press(user, message, f"p:{g}:{match.hand_no}:{action.card.ascii}")
         elif isinstance(action, ChooseTrump):
             await self.press(user, message, f"t:{g}:{mv}:{action.suit.letter}")
         elif isinstance(action, Draw):
@@ -121,7 +127,7 @@ class Table:
         texts = []
         for message in self.emu.chat_log(self.chat.id):
             texts.append(message.text)
-            texts.extend(message.button_labels)
+            texts.extend([str(b.get("text", "")) for b in buttons(message)])
         shown = "\n".join(texts)
         secret = [c for seat in range(match.n) for c in match.hand_of(seat)]
         secret += match.stock + [c for d in match.discards for c in cards_in(d)]

@@ -11,7 +11,7 @@ import pytest
 from core import Match, Phase, PlayCard
 from telegram_bot.storage import repo
 
-from .driver import Table, by_level, lowest_card
+from .driver import Table, buttons, by_level, lowest_card
 
 pytestmark = pytest.mark.asyncio
 
@@ -89,6 +89,7 @@ async def test_three_players_with_a_computer_seat_in_english(emu, runner):
     await emu.press(people[1], group.id, lobby.message_id, _data(game.id, "j"))
     await runner.settle()
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
     table = Table(emu, runner, group, people)
     await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
     joined = "\n".join(m.text for m in emu.chat_log(group.id))
@@ -105,6 +106,7 @@ async def test_two_players_draw_phase_through_buttons(emu, runner):
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "players=2"))
     await runner.settle()
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
     table = Table(emu, runner, group, people)
     await table.play_out({people[0].id: by_level("normal", seed=3)})
     game = await table.game()
@@ -151,29 +153,59 @@ async def test_stale_forged_and_out_of_turn_presses_change_nothing(emu, runner):
         g = await table.game()
         assert (g.move, g.state) == before, data
 
-    # A stale move number.
+    h = match.hand_no
+    # A card button from an earlier hand, and a trump button from an earlier move.
     card = match.legal_cards(seat)[0]
-    await press_and_check(user, user.private_chat_id, msg.message_id, f"p:{game.id}:{game.move - 1}:{card.ascii}", "earlier")
+    await press_and_check(
+        user, user.private_chat_id, msg.message_id, f"p:{game.id}:{h + 1}:{card.ascii}", "earlier"
+    )
+    await press_and_check(
+        user, user.private_chat_id, msg.message_id, f"t:{game.id}:{game.move - 1}:S", "earlier"
+    )
     # Another game id.
-    await press_and_check(user, user.private_chat_id, msg.message_id, f"p:zzzzzz:{game.move}:{card.ascii}", "earlier game")
+    await press_and_check(
+        user, user.private_chat_id, msg.message_id, f"p:zzzzzz:{h}:{card.ascii}", "earlier game"
+    )
     # Malformed data.
     await press_and_check(user, user.private_chat_id, msg.message_id, "p:%%%:1", "not valid")
     # The other player presses out of turn.
     other_msg = table.hand_message(game, other)
-    other_seat = next(s for s in range(match.n) if game.seats[match.order[s]].get("user_id") == other.id)
+    other_seat = next(
+        s for s in range(match.n) if game.seats[match.order[s]].get("user_id") == other.id
+    )
     other_card = match.hand_of(other_seat)[0]
-    await press_and_check(other, other.private_chat_id, other_msg.message_id, f"p:{game.id}:{game.move}:{other_card.ascii}", "Not your turn")
-    # A stranger forges a press.
-    await press_and_check(stranger, stranger.private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{card.ascii}", "not playing")
+    await press_and_check(
+        other,
+        other.private_chat_id,
+        other_msg.message_id,
+        f"p:{game.id}:{h}:{other_card.ascii}",
+        "Not your turn",
+    )
+    # A stranger forges a press on the group's table message.
+    await press_and_check(
+        stranger, group.id, game.table_message_id, f"p:{game.id}:{h}:{card.ascii}", "not playing"
+    )
     # A card that breaks follow-suit.
     if match.trick:
         led = match.trick[0][1].suit
         off = [c for c in match.hand_of(seat) if c.suit != led]
         if off and any(c.suit == led for c in match.hand_of(seat)):
-            await press_and_check(user, user.private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{off[0].ascii}", "must follow")
+            await press_and_check(
+                user,
+                user.private_chat_id,
+                msg.message_id,
+                f"p:{game.id}:{h}:{off[0].ascii}",
+                "must follow",
+            )
     # A card not in the hand.
     foreign = next(c for c in match.hand_of(other_seat))
-    await press_and_check(user, user.private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{foreign.ascii}", "not in your hand")
+    await press_and_check(
+        user,
+        user.private_chat_id,
+        msg.message_id,
+        f"p:{game.id}:{h}:{foreign.ascii}",
+        "not in your hand",
+    )
 
 
 async def test_two_presses_at_the_same_moment_play_once(emu, runner):
@@ -183,19 +215,35 @@ async def test_two_presses_at_the_same_moment_play_once(emu, runner):
     group = emu.add_group("G2", members=people, admins=people)
     game, lobby = await _open(emu, runner, group, people[0], timer=0)
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
     table = Table(emu, runner, group, people)
     strategies = {people[0].id: by_level("normal")}
     for _ in range(30):
         game = await table.game()
         match = Match.from_json(game.state)
-        if match.phase is Phase.PLAY and match.turn is not None and not match.trick and len(match.legal_cards(match.turn)) >= 2:
+        if (
+            match.phase is Phase.PLAY
+            and match.turn is not None
+            and not match.trick
+            and len(match.legal_cards(match.turn)) >= 2
+        ):
             break
         await table.step(strategies)
     cards = match.legal_cards(match.turn)[:2]
     msg = table.hand_message(game, people[0])
     h1, h2 = await asyncio.gather(
-        emu.press(people[0], people[0].private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{cards[0].ascii}"),
-        emu.press(people[0], people[0].private_chat_id, msg.message_id, f"p:{game.id}:{game.move}:{cards[1].ascii}"),
+        emu.press(
+            people[0],
+            people[0].private_chat_id,
+            msg.message_id,
+            f"p:{game.id}:{match.hand_no}:{cards[0].ascii}",
+        ),
+        emu.press(
+            people[0],
+            people[0].private_chat_id,
+            msg.message_id,
+            f"p:{game.id}:{match.hand_no}:{cards[1].ascii}",
+        ),
     )
     await runner.settle()
     after = Match.from_json((await table.game()).state)
@@ -216,6 +264,7 @@ async def test_restart_in_the_middle_of_a_hand_loses_nothing(emu, db_url):
     await emu.press(people[1], group.id, lobby.message_id, _data(game.id, "j"))
     await runner.settle()
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
     table = Table(emu, runner, group, people)
     strategies = {p.id: by_level("normal", seed=p.id) for p in people}
     for _ in range(8):
@@ -243,35 +292,47 @@ async def test_timeout_plays_for_the_player_then_away_then_back(emu, db_url):
     runner = BotRunner(emu, db_url)
     await runner.start()
     try:
-        people = await _people(emu, ["Tara"], lang="en")
-        group = emu.add_group("G4", members=people, admins=people)
-        game, lobby = await _open(emu, runner, group, people[0], timer=30)
-        await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+        people = await _people(emu, ["Tara", "Uma"], lang="en")
+        tara, uma = people
+        group = emu.add_group("G4", members=people, admins=[tara])
+        game, lobby = await _open(emu, runner, group, tara, timer=30)
+        await emu.press(uma, group.id, lobby.message_id, _data(game.id, "j"))
+        await runner.settle()
+        await emu.press(tara, group.id, lobby.message_id, _data(game.id, "s"))
         await runner.settle()
         table = Table(emu, runner, group, people)
         svc = runner.service
-        # Shorten the clock: the stored deadline is what a restart would read too.
-        for round_ in range(2):
+        for _ in range(200):
             game = await table.game()
             match = Match.from_json(game.state)
-            assert game.seats[match.order[match.turn]].get("user_id") == people[0].id
-            assert game.deadline is not None
-            await svc._on_timeout(game.id, game.move)
-            svc._after_commit(await table.game(), Match.from_json((await table.game()).state))
-            await runner.settle()
-        game = await table.game()
-        me = next(s for s in game.seats if s.get("user_id") == people[0].id)
+            me = next(s for s in game.seats if s.get("user_id") == tara.id)
+            if me.get("away"):
+                break
+            if game.seats[match.order[match.turn]].get("user_id") == tara.id:
+                # Tara's clock runs out (the stored deadline is what a restart reads).
+                assert game.deadline is not None
+                await svc._on_timeout(game.id, game.move)
+                await runner.settle()
+                msg = table.hand_message(await table.game(), tara)
+                assert "Time is up" in msg.text
+            else:
+                await table.step({uma.id: by_level("normal")})
         assert me["away"] is True and me["timeouts"] >= 2
-        msg = table.hand_message(game, people[0])
-        assert "Time is up" in msg.text or "away" in msg.text.lower()
-        # Away: the computer keeps playing; "I'm back" returns control.
-        back = [b["callback_data"] for b in msg.buttons if b.get("callback_data", "").startswith("r:")]
-        assert back, "an I'm back button is offered"
-        await emu.press(people[0], people[0].private_chat_id, msg.message_id, back[0])
+        # Away: the computer plays Tara's cards; Uma's turns still wait for Uma.
         await runner.settle()
         game = await table.game()
-        me = next(s for s in game.seats if s.get("user_id") == people[0].id)
-        assert me["away"] is False
+        match = Match.from_json(game.state)
+        assert game.seats[match.order[match.turn]].get("user_id") == uma.id
+        msg = table.hand_message(game, tara)
+        back = [
+            b["callback_data"] for b in buttons(msg) if b.get("callback_data", "").startswith("r:")
+        ]
+        assert back, "an I'm back button is offered"
+        await emu.press(tara, tara.private_chat_id, msg.message_id, back[0])
+        await runner.settle()
+        game = await table.game()
+        me = next(s for s in game.seats if s.get("user_id") == tara.id)
+        assert me["away"] is False and me["timeouts"] == 0
     finally:
         await runner.stop()
 
@@ -281,6 +342,7 @@ async def test_inline_mode_plays_from_the_group(emu, runner):
     group = emu.add_group("G5", members=people, admins=people)
     game, lobby = await _open(emu, runner, group, people[0], timer=0)
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
     table = Table(emu, runner, group, people)
     strategies = {people[0].id: by_level("normal")}
     for _ in range(30):
@@ -315,7 +377,9 @@ async def test_late_joiner_through_the_deep_link(emu, runner):
     await runner.settle()
     game = await Table(emu, runner, group, []).game()
     assert any(s.get("user_id") == late.id for s in game.seats)
-    assert "Late" in emu.chat_log(group.id)[-1].text or any("Late" in m.text for m in emu.chat_log(group.id))
+    assert "Late" in emu.chat_log(group.id)[-1].text or any(
+        "Late" in m.text for m in emu.chat_log(group.id)
+    )
 
 
 async def test_commands_in_the_wrong_chat_get_a_translated_answer(emu, runner):
@@ -344,6 +408,7 @@ async def test_calls_per_card_and_no_hand_in_group(emu, runner):
         await emu.press(p, group.id, lobby.message_id, _data(game.id, "j"))
     await runner.settle()
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
     table = Table(emu, runner, group, people)
     await runner.settle()
     start = len(emu.calls)
@@ -351,9 +416,15 @@ async def test_calls_per_card_and_no_hand_in_group(emu, runner):
     game = await table.game()
     match = Match.from_json(game.state)
     cards = sum(len(t.plays) for t in match.tricks)  # last hand
-    calls = [c for c in emu.calls[start:] if c.method in ("sendMessage", "editMessageText", "editMessageReplyMarkup")]
+    calls = [
+        c
+        for c in emu.calls[start:]
+        if c.method in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+    ]
     per_card = len(calls) / max(1, table.presses)
-    print(f"\nBot API sends+edits per human play (4 humans): {per_card:.2f} over {table.presses} plays")
+    print(
+        f"\nBot API sends+edits per human play (4 humans): {per_card:.2f} over {table.presses} plays"
+    )
     assert per_card <= 3.5
     assert cards > 0
     assert isinstance(PlayCard, type)
