@@ -57,6 +57,7 @@ class MessageMethods(MethodTable):
         )
         reply_to = self._reply_target(p, chat)
         record = chat.add_message(None, version, reply_to=reply_to)
+        self.world.emit("message", record)
         return record.to_api(self.world.bot_user())
 
     def _reply_target(self, p: Params, chat: SimChat) -> MessageRecord | None:
@@ -90,6 +91,7 @@ class MessageMethods(MethodTable):
         if version.same_content(record.current):
             raise bad_request(errors.MESSAGE_NOT_MODIFIED)
         record.edit(version)
+        self.world.emit("edit", record)
         if record.inline_message_id is not None:
             return True
         return record.to_api(self.world.bot_user())
@@ -127,6 +129,7 @@ class MessageMethods(MethodTable):
             record = chat.message(int(message_id))
             if record is not None and (record.from_bot or chat.bot_is_admin or chat.is_private):
                 record.deleted = True
+                self.world.emit("delete", record)
         return True
 
     def _delete(self, record: MessageRecord | None, may_delete_others: bool) -> None:
@@ -135,6 +138,7 @@ class MessageMethods(MethodTable):
         if not record.from_bot and not may_delete_others:
             raise bad_request("message can't be deleted")
         record.deleted = True
+        self.world.emit("delete", record)
 
     # answers -----------------------------------------------------------------------
 
@@ -147,14 +151,16 @@ class MessageMethods(MethodTable):
         text = p.opt_str("text")
         if text is not None and len(text) > MAX_CALLBACK_ANSWER:
             raise bad_request("MESSAGE_TOO_LONG")
-        self.world.callback_answers[query_id] = CallbackAnswer(
+        answer = CallbackAnswer(
             query_id=query_id,
             text=text,
             show_alert=p.get_bool("show_alert"),
             url=p.opt_str("url"),
             cache_time=p.get_int("cache_time"),
         )
+        self.world.callback_answers[query_id] = answer
         pending.answered.set()
+        self.world.emit("callback_answer", answer)
         return True
 
     @api_method("answerInlineQuery")
@@ -165,7 +171,7 @@ class MessageMethods(MethodTable):
             raise bad_request(errors.QUERY_TOO_OLD)
         results = p.get_json("results") or []
         _validate_inline_results(results)
-        self.world.inline_answers[query_id] = InlineResults(
+        answer = self.world.inline_answers[query_id] = InlineResults(
             query_id,
             pending.data,
             pending.user,
@@ -176,6 +182,7 @@ class MessageMethods(MethodTable):
             button=p.get_json("button"),
         )
         pending.answered.set()
+        self.world.emit("inline_answer", answer)
         return True
 
 

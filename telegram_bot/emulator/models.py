@@ -23,6 +23,7 @@ __all__ = [
     "MemberStatus",
     "MessageRecord",
     "MessageVersion",
+    "SettleTimeout",
     "SimChat",
     "SimUser",
     "SimulationError",
@@ -36,6 +37,10 @@ PRESENT: tuple[MemberStatus, ...] = ("creator", "administrator", "member")
 
 class SimulationError(Exception):
     """A test asked the simulated world for something a real user could not do."""
+
+
+class SettleTimeout(TimeoutError):
+    """The bot did not finish in time: ``settle()`` or an unanswered inline query."""
 
 
 class _StatusListener(Protocol):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +22,12 @@ from .models import (
 )
 from .updates import UpdateQueue
 
-__all__ = ["WebhookConfig", "World"]
+__all__ = ["Listener", "WebhookConfig", "World"]
+
+log = logging.getLogger(__name__)
+
+#: Called with an event kind and its object, see :meth:`World.emit`.
+Listener = Callable[[str, Any], None]
 
 #: Rights of an administrator in the simulated groups (the bot's too).
 ADMIN_RIGHTS: JSON = {
@@ -89,6 +96,7 @@ class World:
     #: setMyCommands storage: (scope JSON, language code) -> commands.
     commands: dict[tuple[str, str], list[JSON]] = field(default_factory=dict)
     webhook: WebhookConfig = field(default_factory=WebhookConfig)
+    listeners: list[Listener] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -119,6 +127,20 @@ class World:
 
     def new_query_id(self) -> str:
         return str(4_000_000_000_000_000 + self.new_id())
+
+    def emit(self, kind: str, subject: Any) -> None:
+        """Tell the listeners what happened.
+
+        Kinds: ``"message"`` (a new message, the bot's or a user's: a
+        :class:`MessageRecord`), ``"edit"``, ``"delete"`` (a :class:`MessageRecord`),
+        ``"callback_answer"`` (a :class:`CallbackAnswer`), ``"inline_answer"``
+        (:class:`InlineResults`).
+        """
+        for listener in list(self.listeners):
+            try:
+                listener(kind, subject)
+            except Exception:
+                log.exception("emulator listener failed on %s", kind)
 
     # world changes -----------------------------------------------------------------
 

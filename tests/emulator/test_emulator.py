@@ -29,7 +29,8 @@ from telegram.ext import (
     InlineQueryHandler,
 )
 
-from telegram_bot.emulator import BotApiEmulator, SettleTimeout, SimulationError
+from telegram_bot.emulator import ApiError, BotApiEmulator, SettleTimeout, SimulationError
+from telegram_bot.emulator.textparse import command_entities, parse_text
 
 TOKEN = "123456:TEST"
 App = Application[Any, Any, Any, Any, Any, Any]
@@ -77,6 +78,34 @@ def _app(emu: BotApiEmulator) -> App:
         .base_file_url(emu.base_file_url)
         .build()
     )
+
+
+# ------------------------------------------------------------------ text parsing
+
+
+def test_html_is_parsed_like_telegram() -> None:
+    parsed = parse_text(
+        "  😀 <b>bold <i>both</i></b> &lt;tag&gt; R&D "
+        '<a href="https://t.me/x">link</a>\n<pre><code class="language-py">x = 1</code></pre>\n',
+        "HTML",
+    )
+    assert parsed.text == "😀 bold both <tag> R&D link\nx = 1"
+    # Offsets count UTF-16 code units: the emoji is two.
+    assert parsed.entities == [
+        {"type": "bold", "offset": 3, "length": 9},
+        {"type": "italic", "offset": 8, "length": 4},
+        {"type": "text_link", "offset": 23, "length": 4, "url": "https://t.me/x"},
+        {"type": "pre", "offset": 28, "length": 5, "language": "py"},
+    ]
+    with pytest.raises(ApiError, match='Unmatched end tag at byte offset 7, expected "</i>"'):
+        parse_text("<b><i>x</b></i>", "HTML")
+    with pytest.raises(ApiError, match='Can\'t find end tag corresponding to start tag "b"'):
+        parse_text("<b>x", "HTML")
+    with pytest.raises(ApiError, match='Unsupported start tag "" at byte offset 2'):
+        parse_text("1 < 2", "HTML")
+    assert command_entities("/new@HokmTestBot now") == [
+        {"type": "bot_command", "offset": 0, "length": 16}
+    ]
 
 
 # ------------------------------------------------------------------ HTTP shapes
@@ -139,6 +168,8 @@ async def test_application_answers_start_and_a_button(emu: BotApiEmulator) -> No
         await query.answer(f"pressed {query.data}", show_alert=True)
         await query.edit_message_text("Playing", reply_markup=_keyboard(("Stop", "stop")))
 
+    events: list[str] = []
+    emu.add_listener(lambda kind, subject: events.append(kind))
     app = _app(emu)
     app.add_handler(CommandHandler("start", start))
     app.add_handler(CallbackQueryHandler(button))
@@ -164,6 +195,7 @@ async def test_application_answers_start_and_a_button(emu: BotApiEmulator) -> No
             await emu.press_button(alice, alice, welcome.message_id, "absent")
     finally:
         await _shutdown(app)
+    assert events == ["message", "message", "callback_answer", "edit"]
     assert emu.pending_updates == 0  # the final getUpdates confirmed everything
     assert not emu.server.internal_errors
 
