@@ -11,7 +11,7 @@ import pytest
 from core import Match, Phase, PlayCard
 from telegram_bot.storage import repo
 
-from .driver import Table, buttons, by_level, lowest_card
+from .driver import Table, assert_no_private_hand_in, buttons, by_level, lowest_card
 
 pytestmark = pytest.mark.asyncio
 
@@ -69,6 +69,7 @@ async def test_four_people_play_a_full_persian_match_with_a_kot(emu, runner):
     assert "کوت" in joined  # a kot (or hakem-kot) was announced
     assert "۷" in joined  # Persian digits in the score
     assert table.checks > 100
+    assert_no_private_hand_in(emu, group)
     async with runner.service.sessions() as s:
         board = await repo.leaderboard(s, group.id)
     assert {row.user_id for row in board} == {p.id for p in people}
@@ -426,5 +427,6 @@ async def test_calls_per_card_and_no_hand_in_group(emu, runner):
         f"\nBot API sends+edits per human play (4 humans): {per_card:.2f} over {table.presses} plays"
     )
     assert per_card <= 3.5
+    assert_no_private_hand_in(emu, group)
     assert cards > 0
     assert isinstance(PlayCard, type)

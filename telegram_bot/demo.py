@@ -1,0 +1,81 @@
+"""``python -m telegram_bot.demo``: watch the real bot host one match, no token needed.
+
+Starts the Bot API emulator on 127.0.0.1, runs the real bot against it on a
+throwaway SQLite file, seats simulated people (who press the buttons in their
+private hand messages) beside computer players, and prints the group's
+conversation as Telegram would show it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+
+from .emulator import BotApiEmulator
+from .simulation import BotRunner, Table, by_level
+
+NAMES = {"fa": ["سارا", "علی", "مریم", "رضا"], "en": ["Sara", "Ali", "Maryam", "Reza"]}
+
+
+async def run(players: int, people: int, lang: str, target: int) -> None:
+    async with BotApiEmulator(bot_username="HokmDemoBot", bot_name="Hokm") as emu:
+        with tempfile.TemporaryDirectory() as tmp:
+            runner = BotRunner(emu, f"sqlite+aiosqlite:///{Path(tmp) / 'demo.sqlite3'}")
+            await runner.start()
+            try:
+                users = [emu.add_user(n, language_code=lang) for n in NAMES[lang][:people]]
+                for u in users:
+                    await emu.send_message(u, u.private_chat_id, "/start")
+                group = emu.add_group("Hokm demo", members=users, admins=users[:1])
+                owner = users[0]
+                if lang == "en":
+                    await emu.send_message(owner, group.id, "/language")
+                    await runner.settle()
+                    await emu.press(
+                        owner, group.id, emu.chat_log(group.id)[-1].message_id, "g:::c=en"
+                    )
+                await emu.send_message(owner, group.id, "/newgame")
+                await runner.settle()
+                table = Table(emu, runner, group, users)
+                game = await table.game()
+                lobby = emu.chat_log(group.id)[-1].message_id
+                for option in (f"players={players}", f"target={target}", "timer=0"):
+                    await emu.press(owner, group.id, lobby, f"o:{game.id}::{option}")
+                for u in users[1:]:
+                    await emu.press(u, group.id, lobby, f"j:{game.id}")
+                await runner.settle()
+                await emu.press(owner, group.id, lobby, f"s:{game.id}")
+                await table.play_out({u.id: by_level("normal", seed=u.id) for u in users})
+                await runner.settle()
+            finally:
+                await runner.stop()
+            print_chat(emu, group)
+            calls = emu.count_calls(methods=("sendMessage", "editMessageText"))
+            print(f"\n[{table.presses} button presses by people; {calls} messages sent or edited]")
+
+
+def print_chat(emu: BotApiEmulator, group) -> None:
+    for message in emu.chat_log(group.id):
+        who = "bot" if message.from_bot else "person"
+        edits = len(message.edits)
+        suffix = f"  (edited {edits} times)" if edits else ""
+        print(f"\n--- {who}{suffix} ---")
+        print(message.text)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
+    parser.add_argument(
+        "--people", type=int, default=2, help="simulated people (the rest are computers)"
+    )
+    parser.add_argument("--lang", default="fa", choices=("fa", "en"))
+    parser.add_argument("--target", type=int, default=3, help="points to win the match")
+    args = parser.parse_args(argv)
+    asyncio.run(run(args.players, min(args.people, args.players), args.lang, args.target))
+
+
+if __name__ == "__main__":
+    main()

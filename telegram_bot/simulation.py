@@ -1,0 +1,221 @@
+"""A simulated Telegram table: the real bot, the Bot API emulator, and people who
+read their private hand message and press the buttons it offers.
+
+Used by the end-to-end tests and by ``python -m telegram_bot.demo``. A strategy
+decides *what* a person plays (from the seat's own view, as a careful player knows
+the rules); :class:`Table` then finds the button for it on that person's keyboard
+and presses it, and fails if the bot did not offer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from core import (
+    Action,
+    Bid,
+    ChooseTrump,
+    DeclareBlind,
+    Discard,
+    Draw,
+    Exchange,
+    Match,
+    PlayCard,
+    SeatView,
+    cards_in,
+)
+from core.players import make_player
+
+from .app import build_application
+from .config import Settings
+from .emulator import BotApiEmulator
+from .storage import repo
+
+__all__ = ["TOKEN", "BotRunner", "Table", "buttons", "by_level", "lowest_card"]
+
+TOKEN = "123456:TEST-TOKEN"
+
+Strategy = Callable[[SeatView], Action]
+
+
+def buttons(message: Any) -> list[dict[str, Any]]:
+    """The inline buttons of an emulator message record, row by row."""
+    markup = message.reply_markup or {}
+    return [b for row in markup.get("inline_keyboard", []) for b in row]
+
+
+class BotRunner:
+    """Starts and stops the real Application the way ``run_polling`` does."""
+
+    def __init__(self, emu: BotApiEmulator, db_url: str, **overrides: Any) -> None:
+        self.emu = emu
+        self.settings = Settings(
+            token=emu.token,
+            database_url=db_url,
+            api_url=emu.base_url,
+            rate_limit=False,
+            computer_delay=0.0,
+            hand_pause=0.0,
+            think_seconds=0.05,
+        )
+        for k, v in overrides.items():
+            object.__setattr__(self.settings, k, v)
+        self.app: Any = None
+
+    @property
+    def service(self):
+        return self.app.bot_data["service"]
+
+    async def start(self) -> None:
+        app = build_application(self.settings)
+        await app.initialize()
+        if app.post_init:
+            await app.post_init(app)
+        await app.updater.start_polling(poll_interval=0.0, timeout=1, drop_pending_updates=False)
+        await app.start()
+        self.app = app
+
+    async def stop(self, graceful: bool = True) -> None:
+        app = self.app
+        if app is None:
+            return
+        self.app = None
+        if graceful:
+            with contextlib.suppress(Exception):
+                await app.bot_data["service"].idle()
+        await app.updater.stop()
+        await app.stop()
+        if app.post_stop:
+            await app.post_stop(app)
+        await app.shutdown()
+        if app.post_shutdown:
+            await app.post_shutdown(app)
+
+    async def crash(self) -> None:
+        """Stop without waiting for anything in flight, as a killed process would."""
+        await self.stop(graceful=False)
+
+    async def settle(self) -> None:
+        """Until the emulator is quiet, every update is handled and no game work is left."""
+        for _ in range(100):
+            await self.emu.settle(quiet=0.02, timeout=30)
+            if self.app is None:
+                return
+            processor = self.app.update_processor
+            busy = processor.in_flight or not self.app.update_queue.empty()
+            await processor.wait_idle()
+            await self.service.idle()
+            if not busy and not self.emu.world.updates.undelivered:
+                await asyncio.sleep(0.01)
+                if processor.in_flight == 0 and not self.service._background:
+                    return
+        raise AssertionError("the bot never settled")
+
+
+def lowest_card(view: SeatView) -> Action:
+    """A weak player: the lowest-ranked legal card, trump by length otherwise."""
+    plays = [a for a in view.legal if isinstance(a, PlayCard)]
+    if plays:
+        return min(plays, key=lambda a: (a.card.suit == view.trump, a.card.rank))
+    return view.legal[0]
+
+
+def by_level(level: str, seed: int = 0) -> Strategy:
+    player = make_player(level, seed=seed)
+    return player.act
+
+
+class Table:
+    def __init__(self, emu: BotApiEmulator, runner: Any, chat: Any, users: list[Any]) -> None:
+        self.emu = emu
+        self.runner = runner
+        self.chat = chat
+        self.users = {u.id: u for u in users}
+        self.presses = 0
+
+    async def game(self):
+        async with self.runner.service.sessions() as s:
+            game = await repo.get_active_game(s, self.chat.id)
+            if game is None:
+                games = await repo.recent_matches(s, self.chat.id, limit=1)
+                return None if not games else await repo.get_game(s, games[0].game_id)
+            return game
+
+    def hand_message(self, game, user):
+        mid = (game.private_messages or {}).get(str(user.id))
+        assert mid is not None, f"{user.first_name} has no private hand message"
+        return next(m for m in self.emu.chat_log(user.private_chat_id) if m.message_id == mid)
+
+    async def press(self, user, message, data: str):
+        datas = [b.get("callback_data") for b in buttons(message)]
+        assert data in datas, f"{user.first_name}'s keyboard lacks {data!r}: {datas}"
+        self.presses += 1
+        handle = await self.emu.press(user, user.private_chat_id, message.message_id, data)
+        await self.runner.settle()
+        return handle
+
+    async def step(self, strategies: dict[int, Strategy]) -> bool:
+        """One human action. False when the match is over."""
+        await self.runner.settle()
+        game = await self.game()
+        if game is None or game.status != "playing":
+            return False
+        match = Match.from_json(game.state)
+        self.check_group_shows_no_hand(match)
+        seat = match.turn
+        info = game.seats[match.order[seat]]
+        uid = info.get("user_id")
+        assert uid is not None and not info.get("away"), "a computer seat is waiting"
+        user = self.users[uid]
+        action = strategies[uid](match.view(seat))
+        message = self.hand_message(game, user)
+        g, mv = game.id, game.move
+        if isinstance(action, PlayCard):
+            await self.press(user, message, f"p:{g}:{match.hand_no}:{action.card.ascii}")
+        elif isinstance(action, ChooseTrump):
+            await self.press(user, message, f"t:{g}:{mv}:{action.suit.letter}")
+        elif isinstance(action, Draw):
+            await self.press(user, message, f"k:{g}:{mv}:{int(action.keep)}")
+        elif isinstance(action, DeclareBlind):
+            await self.press(user, message, f"n:{g}:{mv}:{int(action.blind)}")
+        elif isinstance(action, Bid):
+            await self.press(user, message, f"v:{g}:{mv}:{action.tricks}")
+        elif isinstance(action, Discard | Exchange):
+            prefix = "d" if isinstance(action, Discard) else "x"
+            chosen: list[str] = []
+            for card in action.cards:
+                sel = ".".join(chosen)
+                await self.press(user, message, f"{prefix}:{g}:{mv}:{sel}.{card.ascii}")
+                chosen.append(card.ascii)
+                message = self.hand_message(game, user)
+            if prefix == "x":
+                sel = ".".join(chosen)
+                await self.press(user, message, f"x:{g}:{mv}:{sel}!" if sel else f"x:{g}:{mv}:!")
+        else:  # pragma: no cover
+            raise AssertionError(action)
+        return True
+
+    def check_group_shows_no_hand(self, match: Match) -> None:
+        """Every card still in a hand is absent from every group message, text and
+        buttons (the first-ace draw, dealt from its own deck, is public)."""
+        public = {c for _, c in match.first_draw}
+        texts = []
+        for message in self.emu.chat_log(self.chat.id):
+            texts.append(message.text)
+            texts.extend([str(b.get("text", "")) for b in buttons(message)])
+        shown = "\n".join(texts)
+        secret = [c for seat in range(match.n) for c in match.hand_of(seat)]
+        secret += match.stock + [c for d in match.discards for c in cards_in(d)]
+        for card in secret:
+            if card not in public:
+                assert str(card) not in shown, f"the hidden card {card} appears in the group"
+        self.checks = getattr(self, "checks", 0) + 1
+
+    async def play_out(self, strategies: dict[int, Strategy], limit: int = 5000) -> None:
+        for _ in range(limit):
+            if not await self.step(strategies):
+                return
+        raise AssertionError("the match did not end")
