@@ -67,6 +67,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
                 computer_delay=settings.computer_delay,
                 hand_pause=settings.hand_pause,
                 think_seconds=settings.think_seconds,
+                deal_seed=settings.deal_seed,
             ),
         )
         app.bot_data["service"] = service

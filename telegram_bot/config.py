@@ -26,6 +26,8 @@ class Settings:
     computer_delay: float = 1.0
     hand_pause: float = 2.0
     think_seconds: float = 1.0
+    #: Tests and demos only: reproducible deals (see ServiceConfig.deal_seed).
+    deal_seed: int | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -42,6 +44,7 @@ class Settings:
             computer_delay=float(env.get("HOKM_COMPUTER_DELAY", "1.0")),
             hand_pause=float(env.get("HOKM_HAND_PAUSE", "2.0")),
             think_seconds=float(env.get("HOKM_THINK_SECONDS", "1.0")),
+            deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

@@ -53,6 +53,7 @@ SUIT_NAMES = {
 LEVEL_NAMES = {"easy": N_("easy"), "normal": N_("normal"), "hard": N_("hard")}
 TIMER_CHOICES = (0, 30, 60, 120)
 TARGET_CHOICES = (3, 5, 7, 10)
+BIDDING_TARGET_CHOICES = (100, 250, 500)
 
 
 # --------------------------------------------------------------------- pieces
@@ -182,7 +183,10 @@ def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
             for n in (2, 3, 4)
         ],
         [opt(tr("2 players, bidding"), "kind", "bidding", s.get("kind"))],
-        [opt(_num(tr, t), "target", t, s.get("target", 7)) for t in TARGET_CHOICES],
+        [
+            opt(_num(tr, t), "target", t, s.get("target", 7))
+            for t in (BIDDING_TARGET_CHOICES if s.get("kind") == "bidding" else TARGET_CHOICES)
+        ],
         [
             opt(
                 tr("no timer") if t == 0 else tr("{seconds} s").format(seconds=_num(tr, t)),

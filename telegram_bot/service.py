@@ -90,6 +90,9 @@ class ServiceConfig:
     hand_pause: float = 2.0
     #: Per-move thinking budget for the hard computer player.
     think_seconds: float = 1.0
+    #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
+    #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
+    deal_seed: int | None = None
 
 
 @dataclass
@@ -114,6 +117,7 @@ class GameService:
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}
+        self._matches_started = 0
         outbox.on_lost = self._message_lost
 
     # ---------------------------------------------------------------- languages
@@ -276,15 +280,16 @@ class GameService:
                 raise ValueError(name)
             if name == "kind":
                 settings["kind"], settings["players"] = "bidding", 2
-                settings.setdefault("target", 500)
                 settings["target"] = 500
             elif name == "players":
-                settings["players"], settings["kind"] = parsed, "classic"
-                if settings.get("target", 7) > 10:
+                if settings.get("kind") == "bidding":
                     settings["target"] = 7
+                settings["players"], settings["kind"] = parsed, "classic"
             else:
                 settings[name] = parsed
-            _variant_of(settings)  # validates through core
+            if not _allowed(settings):
+                raise ValueError(arg)
+            _variant_of(settings)  # and the rules' own checks
         except (ValueError, KeyError):
             return Answer(tr("This button is not valid"), alert=True)
         size = settings["players"]
@@ -310,7 +315,7 @@ class GameService:
             return Answer(tr("At least one person must join first"), alert=True)
         level = game.settings.get("level", "normal")
         seats = [x if x else {"bot": level} for x in seats]
-        match = Match(_variant_of(game.settings))
+        match = Match(_variant_of(game.settings), seed=self._next_seed())
         match.start()
         game.seats = seats
         game.status = "playing"
@@ -633,6 +638,12 @@ class GameService:
             "message %s/%s was deleted; it will be re-sent on the next /score", chat_id, message_id
         )
 
+    def _next_seed(self) -> int | None:
+        if self.config.deal_seed is None:
+            return None
+        self._matches_started += 1
+        return self.config.deal_seed + self._matches_started - 1
+
     # ---------------------------------------------------------------- restart
 
     async def resume_all(self) -> int:
@@ -711,6 +722,24 @@ def _variant_of(settings: dict[str, Any]) -> Variant:
         removed_two=parse_card("2" + str(settings.get("removed_two", "C"))),
         hakem_rule=HakemRule(settings.get("hakem_rule", "next")),
         card_points=bool(settings.get("card_points")),
+    )
+
+
+def _allowed(settings: dict[str, Any]) -> bool:
+    """Only the values the settings keyboard offers (callback data can be forged)."""
+    targets = (
+        render.BIDDING_TARGET_CHOICES
+        if settings.get("kind") == "bidding"
+        else render.TARGET_CHOICES
+    )
+    return (
+        settings.get("players") in (2, 3, 4)
+        and settings.get("kind") in ("classic", "bidding")
+        and settings.get("target") in targets
+        and settings.get("timer") in render.TIMER_CHOICES
+        and settings.get("level") in render.LEVEL_NAMES
+        and settings.get("removed_two") in ("S", "H", "D", "C")
+        and settings.get("hakem_rule") in ("next", "winner")
     )
 
 

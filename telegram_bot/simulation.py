@@ -60,6 +60,7 @@ class BotRunner:
             computer_delay=0.0,
             hand_pause=0.0,
             think_seconds=0.05,
+            deal_seed=1,
         )
         for k, v in overrides.items():
             object.__setattr__(self.settings, k, v)

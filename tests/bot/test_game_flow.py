@@ -42,7 +42,20 @@ def _data(game_id, action, arg=""):
     return f"{action}:{game_id}" + (f"::{arg}" if arg else "")
 
 
-async def test_four_people_play_a_full_persian_match_with_a_kot(emu, runner):
+async def test_four_people_play_a_full_persian_match_with_a_kot(emu, db_url):
+    from .conftest import BotRunner
+
+    # Deal seed 8 with these strategies gives a hakem-kot and a kot (checked against
+    # the engine alone); the bot must announce both.
+    runner = BotRunner(emu, db_url, deal_seed=8)
+    await runner.start()
+    try:
+        await _full_persian_match(emu, runner)
+    finally:
+        await runner.stop()
+
+
+async def _full_persian_match(emu, runner):
     people = await _people(emu, ["سارا", "علی", "مریم", "رضا"])
     group = emu.add_group("حکم‌بازها", members=people, admins=[people[0]])
     game, lobby = await _open(emu, runner, group, people[0], timer=0)
@@ -66,7 +79,8 @@ async def test_four_people_play_a_full_persian_match_with_a_kot(emu, runner):
     texts = [m.text for m in emu.chat_log(group.id)]
     joined = "\n".join(texts)
     assert "بازی تمام شد" in joined  # match over
-    assert "کوت" in joined  # a kot (or hakem-kot) was announced
+    assert "کوت! ۲ امتیاز" in joined  # kot
+    assert "حاکم‌کوت! ۳ امتیاز" in joined  # hakem-kot
     assert "۷" in joined  # Persian digits in the score
     assert table.checks > 100
     assert_no_private_hand_in(emu, group)

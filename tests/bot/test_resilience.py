@@ -1,0 +1,148 @@
+"""Telegram going wrong (429, 403, removed from the group) and the less common paths:
+the bidding variant, scores and leaderboards, per-user languages, settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import Match, Phase
+
+from .driver import Table, by_level
+from .test_game_flow import _data, _open, _people
+
+pytestmark = pytest.mark.asyncio
+
+
+async def _start_game(emu, runner, people, admins=None, **settings):
+    group = emu.add_group("Table", members=people, admins=admins or people[:1])
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, **settings)
+    for p in people[1:]:
+        await emu.press(p, group.id, lobby.message_id, _data(game.id, "j"))
+    await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+    return group, Table(emu, runner, group, people)
+
+
+async def test_a_flood_limit_on_the_table_never_stalls_the_game(emu, runner):
+    people = await _people(emu, ["Fay", "Gus"], lang="en")
+    group, table = await _start_game(emu, runner, people, target=1)
+    game = await table.game()
+    emu.inject_error(method="editMessageText", chat_id=group.id, code=429, retry_after=1, times=2)
+    strategies = {p.id: by_level("normal", seed=p.id) for p in people}
+    moves_before = game.move
+    for _ in range(6):
+        await table.step(strategies)
+    game = await table.game()
+    assert game.move > moves_before + 5, "the game went on while the table was rate limited"
+    await runner.settle()
+    # Both injected 429s were met, and the table caught up with the latest state.
+    limited = [c for c in emu.calls if c.method == "editMessageText" and c.error_code == 429]
+    assert len(limited) == 2
+    match = Match.from_json(game.state)
+    table_msg = emu.message(group.id, game.table_message_id)
+    if match.phase is Phase.PLAY and match.trick:
+        assert str(match.trick[-1][1]) in table_msg.text
+
+
+async def test_a_player_who_blocks_the_bot_does_not_break_the_game(emu, runner):
+    people = await _people(emu, ["Hal", "Ivy"], lang="en")
+    _group, table = await _start_game(emu, runner, people, target=1)
+    people[1].block_bot()
+    strategies = {p.id: by_level("normal", seed=p.id) for p in people}
+    game = await table.game()
+    before = game.move
+    # Presses still work for both (a blocked bot still receives the user's presses).
+    for _ in range(6):
+        await table.step(strategies)
+    assert (await table.game()).move > before
+
+
+async def test_the_bot_removed_from_the_group_keeps_private_play_going(emu, runner):
+    people = await _people(emu, ["Jan", "Kim"], lang="en")
+    group, table = await _start_game(emu, runner, people, target=1)
+    group.remove_bot()
+    strategies = {p.id: by_level("normal", seed=p.id) for p in people}
+    game = await table.game()
+    before = game.move
+    for _ in range(4):
+        await table.step(strategies)
+    assert (await table.game()).move > before
+
+
+async def test_the_bidding_variant_through_the_buttons(emu, runner):
+    people = await _people(emu, ["Lea"], lang="en")
+    group = emu.add_group("Spades", members=people, admins=people)
+    game, lobby = await _open(emu, runner, group, people[0], timer=0)
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "kind=bidding"))
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "target=100"))
+    await runner.settle()
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+    table = Table(emu, runner, group, people)
+    await table.play_out({people[0].id: by_level("normal", seed=5)})
+    game = await table.game()
+    match = Match.from_json(game.state)
+    assert match.is_over and match.variant.kind == "bidding"
+    assert max(match.scores) >= 100
+    joined = "\n".join(m.text for m in emu.chat_log(group.id))
+    assert "بازی تمام شد" in joined  # the group speaks Persian by default
+
+
+async def test_forged_settings_are_refused(emu, runner):
+    people = await _people(emu, ["Max"], lang="en")
+    group = emu.add_group("S", members=people, admins=people)
+    game, lobby = await _open(emu, runner, group, people[0])
+    for forged in ("target=9999", "players=5", "timer=1", "level=god", "nosuch=1"):
+        h = await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", forged))
+        await runner.settle()
+        assert h.answer.show_alert, forged
+    fresh = await Table(emu, runner, group, []).game()
+    assert fresh.settings == game.settings
+
+
+async def test_one_game_per_group_and_one_game_per_person(emu, runner):
+    people = await _people(emu, ["Ned", "Ola"], lang="en")
+    g1 = emu.add_group("One", members=people, admins=people)
+    g2 = emu.add_group("Two", members=people, admins=people)
+    for g in (g1, g2):
+        await emu.send_message(people[0], g.id, "/language")
+        await runner.settle()
+        await emu.press(people[0], g.id, emu.chat_log(g.id)[-1].message_id, "g:::c=en")
+        await runner.settle()
+    game1, lobby1 = await _open(emu, runner, g1, people[0])
+    await emu.send_message(people[0], g1.id, "/newgame")
+    await runner.settle()
+    assert "already running" in emu.chat_log(g1.id)[-1].text
+    await emu.press(people[1], g1.id, lobby1.message_id, _data(game1.id, "j"))
+    await runner.settle()
+    game2, lobby2 = await _open(emu, runner, g2, people[0])
+    h = await emu.press(people[1], g2.id, lobby2.message_id, _data(game2.id, "j"))
+    await runner.settle()
+    assert h.answer.show_alert and "another game" in h.answer.text
+
+
+async def test_scores_leaderboard_and_languages(emu, runner):
+    people = await _people(emu, ["پرستو", "Quinn"], lang="fa")
+    # Quinn reads private messages in English; the group stays Persian.
+    await emu.send_message(people[1], people[1].private_chat_id, "/language")
+    await runner.settle()
+    lang_msg = emu.chat_log(people[1].private_chat_id)[-1]
+    await emu.press(people[1], people[1].private_chat_id, lang_msg.message_id, "g:::u=en")
+    await runner.settle()
+    group, table = await _start_game(emu, runner, people, target=1)
+    game = await table.game()
+    quinn_msg = table.hand_message(game, people[1])
+    parastoo_msg = table.hand_message(game, people[0])
+    assert any(w in quinn_msg.text for w in ("Hand", "Trump", "hakem"))
+    assert "دور" in parastoo_msg.text or "حکم" in parastoo_msg.text
+    await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
+    await emu.send_message(people[0], group.id, "/score")
+    await runner.settle()
+    score = emu.chat_log(group.id)[-1].text
+    assert "بازی‌های اخیر" in score or "اخیر" in score
+    assert any(month in score for month in ("آذر", "آبان", "دی"))  # a Jalali date
+    await emu.send_message(people[0], group.id, "/stats")
+    await runner.settle()
+    stats = emu.chat_log(group.id)[-1].text
+    assert "پرستو" in stats and "Quinn" in stats
