@@ -23,6 +23,7 @@ keeps per-thread-index scratch memory, and endplay calls it with index 0).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import ClassVar
@@ -370,6 +371,8 @@ class HardPlayer(RulePlayer):
     #: Exact search once every hand holds at most this many cards (2 / 3 players).
     exact_cards: ClassVar[dict[int, int]] = {2: 5, 3: 3}
     max_samples = 400
+    #: Weight of the rule-based card's prior (points, divided by sqrt(samples)).
+    prior = 0.5
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
@@ -388,6 +391,9 @@ class HardPlayer(RulePlayer):
         distinct = self._distinct_root(legal, know)
         if len(distinct) == 1:
             return distinct[0]
+        rule = rule_card(state_from_view(view, know))
+        if rule not in distinct:
+            distinct.append(rule)
         start = time.perf_counter()
         deadline = start + self.time_budget
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
@@ -395,11 +401,14 @@ class HardPlayer(RulePlayer):
         else:
             totals = self._score_playouts(view, know, distinct, deadline)
         if totals is None:
-            return rule_card(state_from_view(view, know))
-        # Ties: prefer the rule-based card, then the cheapest.
-        rule = rule_card(state_from_view(view, know))
-        best = max(totals.values())
-        good = [c for c in distinct if totals[c] >= best - 1e-9]
+            return rule
+        means, samples = totals
+        # A prior toward the rule-based card, fading as samples accumulate: with
+        # few samples the averages are noisy.
+        if rule in means:
+            means[rule] += self.prior / math.sqrt(samples)
+        best = max(means.values())
+        good = [c for c in distinct if means[c] >= best - 1e-9]
         if rule in good:
             return rule
         return min(good, key=lambda c: (c % 13, c))
@@ -420,7 +429,7 @@ class HardPlayer(RulePlayer):
 
     def _score_dds(
         self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
-    ) -> dict[Card, float] | None:
+    ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         side = me % 2
         won_us = view.tricks_won[side] + view.tricks_won[side + 2]
@@ -446,11 +455,11 @@ class HardPlayer(RulePlayer):
             avg += (now - t0 - avg) / samples
             if now + 0.5 * avg >= deadline:
                 break
-        return totals if samples else None
+        return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
 
     def _score_playouts(
         self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
-    ) -> dict[Card, float] | None:
+    ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         n = view.variant.players
         exact_at = self.exact_cards.get(n, 0)
@@ -475,7 +484,7 @@ class HardPlayer(RulePlayer):
             samples += 1
             if time.perf_counter() >= deadline:
                 break
-        return totals if samples else None
+        return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
 
     # ---------------------------------------------------------- trump
 
@@ -509,10 +518,12 @@ class HardPlayer(RulePlayer):
             if now + 0.5 * avg >= deadline:
                 break
         rule = choose_trump_rule(hand)
-        best = max(totals)
-        if totals[rule] >= best - 1e-9:
+        means = [t / samples for t in totals]
+        means[rule] += self.prior / math.sqrt(samples)
+        best = max(means)
+        if means[rule] >= best - 1e-9:
             return rule
-        return Suit(totals.index(best))
+        return Suit(means.index(best))
 
     def _trump_value(self, view: SeatView, hands: list[CardSet], trump: int) -> float:
         me = view.seat
