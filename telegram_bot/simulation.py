@@ -65,6 +65,8 @@ class BotRunner:
         for k, v in overrides.items():
             object.__setattr__(self.settings, k, v)
         self.app: Any = None
+        #: Serve updates by webhook on this loopback port instead of long polling.
+        self.webhook_port: int | None = None
 
     @property
     def service(self):
@@ -75,7 +77,17 @@ class BotRunner:
         await app.initialize()
         if app.post_init:
             await app.post_init(app)
-        await app.updater.start_polling(poll_interval=0.0, timeout=1, drop_pending_updates=False)
+        if self.webhook_port is not None:
+            # The same path run_webhook takes in production, on loopback.
+            await app.updater.start_webhook(
+                listen="127.0.0.1",
+                port=self.webhook_port,
+                url_path=self.settings.token,
+                webhook_url=f"http://127.0.0.1:{self.webhook_port}/{self.settings.token}",
+                secret_token="emulator-secret",
+            )
+        else:
+            await app.updater.start_polling(poll_interval=0.0, timeout=1)
         await app.start()
         self.app = app
 

@@ -146,3 +146,25 @@ async def test_scores_leaderboard_and_languages(emu, runner):
     await runner.settle()
     stats = emu.chat_log(group.id)[-1].text
     assert "پرستو" in stats and "Quinn" in stats
+
+
+async def test_webhook_mode_receives_and_answers(emu, db_url):
+    import socket
+
+    from .conftest import BotRunner
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    runner = BotRunner(emu, db_url)
+    runner.webhook_port = port
+    await runner.start()
+    try:
+        user = (await _people(emu, ["Web"], lang="en"))[0]
+        await runner.settle()
+        reply = emu.chat_log(user.private_chat_id)[-1]
+        assert reply.from_bot and "Hokm" in reply.text
+        assert any(c.method == "setWebhook" for c in emu.calls)
+        assert not any(c.method == "getUpdates" for c in emu.calls)
+    finally:
+        await runner.stop()
