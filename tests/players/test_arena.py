@@ -1,0 +1,43 @@
+"""Seeded mini-arenas: normal and hard beat random by a wide margin."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from core.arena import run_arena, seatings, wilson
+
+
+def test_wilson_and_seatings() -> None:
+    lo, hi = wilson(80, 100)
+    assert 0.70 < lo < 0.80 < hi < 0.88
+    assert seatings(4) == [(0, 1, 0, 1), (1, 0, 1, 0)]
+    three = seatings(3)
+    assert len(three) == 6
+    for seat in range(3):  # each player sits at every seat equally often
+        assert sum(s[seat] for s in three) == 3
+
+
+def test_normal_beats_random_four_players() -> None:
+    r = run_arena("normal", "random", players=4, deals=150, seed=777)
+    assert r.hands == 300
+    assert r.hand_wins(0) / r.hands > 0.75
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_normal_beats_random_two_three_players(players: int) -> None:
+    r = run_arena("normal", "random", players=players, deals=40, seed=778)
+    assert r.hand_wins(0) / r.hands > 0.65
+
+
+def test_hard_beats_random_two_players() -> None:
+    r = run_arena("hard", "random", players=2, deals=20, seed=779, budget=0.01)
+    assert r.hand_wins(0) / r.hands > 0.75
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("RUN_SLOW"), reason="slow: set RUN_SLOW=1")
+def test_hard_beats_random_four_players() -> None:
+    r = run_arena("hard", "random", players=4, deals=30, seed=780, budget=0.02)
+    assert r.hand_wins(0) / r.hands > 0.75

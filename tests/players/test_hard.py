@@ -1,0 +1,133 @@
+"""The hard player: sampling respects what the seat knows, actions are legal, the
+time budget holds, and it never depends on cards it cannot see."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from core.actions import PlayCard
+from core.cards import SUIT_MASKS, mask_of
+from core.match import Match, Phase
+from core.players import make_player
+from core.players.hard import HardPlayer, _view_sample
+from core.players.knowledge import Knowledge, deck_mask
+from core.variant import Variant
+
+VARIANTS = [Variant.four(), Variant.three(), Variant.two(), Variant.bidding()]
+
+
+def _random_position(v: Variant, seed: int, plays: int) -> Match:
+    """Random legal play to ``plays`` cards into the first hand."""
+    rng = random.Random(seed)
+    m, _ = Match.new(v, seed)
+    p = make_player("normal", seed=seed)
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    for _ in range(plays):
+        hand_no = m.hand_no
+        m.play(m.turn, rng.choice(m.legal_cards(m.turn)))
+        if m.hand_no != hand_no or m.phase is not Phase.PLAY:
+            break
+    return m
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=lambda v: f"{v.players}{v.kind}")
+def test_samples_respect_knowledge(v: Variant) -> None:
+    rng = random.Random(0)
+    checked = 0
+    for seed in range(30):
+        m = _random_position(v, seed, rng.randrange(0, 30))
+        if m.phase is not Phase.PLAY or m.hand_no != 1:
+            continue
+        me = m.turn
+        view = m.view(me)
+        know = Knowledge(view)
+        played = view.played
+        own = mask_of(view.hand)
+        own_discards = mask_of(view.discards)
+        for _ in range(20):
+            hands = _view_sample(view, know, rng)
+            assert hands[me] == own
+            seen = 0
+            for s, h in enumerate(hands):
+                assert h.bit_count() == view.hand_sizes[s]
+                assert not h & seen
+                seen |= h
+                assert h & ~deck_mask(view) == 0
+                if s == me:
+                    continue
+                assert not h & played
+                assert not h & own
+                assert not h & own_discards
+                for suit in range(4):
+                    if know.voids[s] >> suit & 1:
+                        assert not h & SUIT_MASKS[suit]
+        # The real hidden hands are one of the consistent deals: voids hold there too.
+        for s in range(v.players):
+            for suit in range(4):
+                if know.voids[s] >> suit & 1:
+                    assert not m.hands[s] & SUIT_MASKS[suit]
+        checked += 1
+    assert checked >= 10
+
+
+def test_decision_does_not_depend_on_hidden_cards() -> None:
+    """Swap cards between two hidden hands (same view for us): same decision."""
+    for seed in range(6):
+        m = _random_position(Variant.four(), seed, 9)
+        me = m.turn
+        a, b = (me + 1) % 4, (me + 2) % 4
+        ha, hb = m.hands[a], m.hands[b]
+        swapped = None
+        for suit in range(4):
+            ca, cb = ha & SUIT_MASKS[suit], hb & SUIT_MASKS[suit]
+            if ca and cb:
+                x, y = ca & -ca, cb & -cb
+                swapped = m.copy()
+                swapped.hands[a] = ha ^ x ^ y
+                swapped.hands[b] = hb ^ x ^ y
+                break
+        if swapped is None:
+            continue
+        assert swapped.view(me) == m.view(me)
+        choices = []
+        for match in (m, swapped):
+            p = HardPlayer(seed=5, time_budget=10.0)
+            p.max_samples = 4
+            choices.append(p.act(match.view(me)))
+        assert choices[0] == choices[1]
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=lambda v: f"{v.players}{v.kind}")
+def test_always_legal(v: Variant) -> None:
+    decisions = 0
+    for seed in range(3):
+        m, _ = Match.new(v, seed + 100)
+        players = [make_player("hard", seed=s, time_budget=0.01) for s in range(v.players)]
+        rng = random.Random(seed)
+        while not m.is_over and m.hand_no <= 2:
+            view = m.view(m.turn)
+            if view.phase is Phase.PLAY and rng.random() < 0.5:
+                action = PlayCard(rng.choice(m.legal_cards(m.turn)))  # move on faster
+            else:
+                action = players[m.turn].act(view)
+                assert action in view.legal
+                decisions += 1
+            m.apply(m.turn, action)
+    assert decisions > 20
+
+
+def test_time_budget() -> None:
+    m, _ = Match.new(Variant.four(), seed=42)
+    p = make_player("hard", seed=1, time_budget=0.2)
+    worst = 0.0
+    for _ in range(10):  # trump choice and the first tricks: the slowest decisions
+        view = m.view(m.turn)
+        t0 = time.perf_counter()
+        action = p.act(view)
+        worst = max(worst, time.perf_counter() - t0)
+        m.apply(m.turn, action)
+    assert worst < 0.8
