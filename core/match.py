@@ -330,7 +330,7 @@ class Match:
             raise IllegalAction(ErrorCode.WRONG_PHASE)
         if seat != self.turn:
             raise IllegalAction(ErrorCode.NOT_YOUR_TURN)
-        if not 0 <= card < 52:
+        if not isinstance(card, int) or not 0 <= card < 52:
             raise IllegalAction(ErrorCode.UNKNOWN_CARD)
         bit = 1 << card
         hand = self.hands[seat]
