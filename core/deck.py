@@ -6,8 +6,11 @@ match can be rebuilt from its seed without replaying what came before it.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import secrets
+import sys
+from array import array
 
 from .cards import CARDS, Card
 
@@ -24,13 +27,17 @@ def deck_rng(seed: int | None, label: str) -> random.Random:
 
 
 def shuffled_deck(seed: int | None, label: str, without: Card | None = None) -> list[Card]:
-    deck = [c for c in CARDS if c != without] if without is not None else list(CARDS)
     if seed is None:
+        deck = [c for c in CARDS if c != without]
         _SECURE.shuffle(deck)
         return deck
-    # Sorting by random keys is a uniform shuffle (ties have probability ~0) and
-    # twice as fast as random.shuffle in pure Python; self-play deals a lot.
-    rnd = deck_rng(seed, label).random
-    keys = {c: rnd() for c in deck}
-    deck.sort(key=keys.__getitem__)
+    # Sort by 32-bit keys from SHAKE-128 of (seed, label): a uniform shuffle (key ties
+    # have probability ~1e-7 and still give a valid deck), reproducible anywhere, and
+    # several times faster than random.shuffle in pure Python; self-play deals a lot.
+    keys = array("I", hashlib.shake_128(f"{seed}:{label}".encode()).digest(208))
+    if sys.byteorder != "little":  # the same deal on every machine
+        keys.byteswap()
+    deck = sorted(CARDS, key=keys.__getitem__)
+    if without is not None:
+        deck.remove(without)
     return deck

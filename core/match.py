@@ -90,6 +90,9 @@ class TrickRecord(NamedTuple):
     winner: int
 
 
+_PLAY = Phase.PLAY
+
+
 @dataclass(frozen=True, slots=True)
 class SeatView:
     """What one seat may know, and nothing more. ``seat`` None is a spectator."""
@@ -150,6 +153,7 @@ class Match:
         n = v.players
         self.n = n
         self._bidding = v.kind is Kind.BIDDING
+        self._card_points = v.card_points
         self.phase = Phase.NEW
         self.order: tuple[int, ...] = tuple(range(n))
         self.first_draw: tuple[tuple[int, Card], ...] = ()
@@ -200,16 +204,17 @@ class Match:
 
     def legal_cards(self, seat: int) -> tuple[Card, ...]:
         """The cards ``seat`` may play now (empty when it is not its turn)."""
-        if self.phase is not Phase.PLAY or seat != self.turn:
+        if self.phase is not _PLAY or seat != self.turn:
             return ()
         hand = self.hands[seat]
-        if self.trick:
-            led = self.trick[0][1] // 13
+        trick = self.trick
+        if trick:
+            led = trick[0][1] // 13
             follow = hand >> (13 * led) & 0x1FFF
-            if follow:
-                return SUIT_PATTERNS[led][follow]
-            return cards_in(hand)
-        return cards_in(self._playable(seat))
+            return SUIT_PATTERNS[led][follow] if follow else cards_in(hand)
+        if self._bidding:
+            return cards_in(self._playable(seat))
+        return cards_in(hand)
 
     def _playable(self, seat: int) -> CardSet:
         hand = self.hands[seat]
@@ -326,14 +331,16 @@ class Match:
 
         Events are appended to ``events`` when it is given.
         """
-        if self.phase is not Phase.PLAY:
+        if self.phase is not _PLAY:
             raise IllegalAction(ErrorCode.WRONG_PHASE)
         if seat != self.turn:
             raise IllegalAction(ErrorCode.NOT_YOUR_TURN)
-        if not isinstance(card, int) or not 0 <= card < 52:
-            raise IllegalAction(ErrorCode.UNKNOWN_CARD)
-        bit = 1 << card
+        if card.__class__ is not Card:  # a plain int (or junk) from outside
+            if not isinstance(card, int) or isinstance(card, bool) or not 0 <= card < 52:
+                raise IllegalAction(ErrorCode.UNKNOWN_CARD)
+            card = CARDS[card]
         hand = self.hands[seat]
+        bit = 1 << card
         if not hand & bit:
             raise IllegalAction(ErrorCode.CARD_NOT_IN_HAND)
         trick = self.trick
@@ -346,28 +353,27 @@ class Match:
         # Validated: from here on nothing may raise.
         self.ply += 1
         self.hands[seat] = hand ^ bit
-        c = CARDS[card]
-        trick.append((seat, c))
+        trick.append((seat, card))
         if events is not None:
-            events.append(CardPlayed(seat, c))
-        if len(trick) < self.n:
+            events.append(CardPlayed(seat, card))
+        if len(trick) == self.n:
+            self._finish_trick(events)
+        else:
             self.turn = seat + 1 if seat + 1 < self.n else 0
-            return
-        self._finish_trick(events)
 
     # ------------------------------------------------------------- internals
 
     def _finish_trick(self, events: list[Event] | None) -> None:
         trick = self.trick
-        cards = [c for _, c in trick]
-        winner = trick[winning_index(cards, self.trump)][0]
+        plays = tuple(trick)
+        cards = [c for _, c in plays]
+        winner = plays[winning_index(cards, self.trump)][0]
         if self._bidding and not self.spades_broken and cards[0] >= 13 and min(cards) < 13:
             self.spades_broken = True  # a spade went on another suit
         won = self.tricks_won
         won[winner] += 1
-        plays = tuple(trick)
         self.tricks.append(TrickRecord(self.leader, plays, winner))  # type: ignore[arg-type]
-        if self.variant.card_points:
+        if self._card_points:
             self.card_points[self.variant.side_of(winner)] += sum(c % 13 + 2 for c in cards)
         self.trick = []
         self.leader = self.turn = winner
@@ -443,8 +449,11 @@ class Match:
         events.append(HandStarted(self.hand_no, hakem, self.dealer))
         # Only the hakem's five cards are dealt before trump, except with two
         # players, where both take five and the rest is the stock.
-        for seat in self._from(hakem) if n == 2 else (hakem,):
-            self._deal(seat, _FIRST_DEAL)
+        if n == 2:
+            for seat in self._from(hakem):
+                self._deal(seat, _FIRST_DEAL)
+        else:
+            self._deal(hakem, _FIRST_DEAL)
         events.append(CardsDealt(self._counts()))
         self.phase = Phase.TRUMP
         self.turn = hakem
@@ -454,7 +463,7 @@ class Match:
 
     def _deal(self, seat: int, count: int) -> None:
         taken, self.stock = self.stock[:count], self.stock[count:]
-        self.hands[seat] |= mask_of(taken)
+        self.hands[seat] |= _packed(taken)
 
     def _counts(self) -> tuple[int, ...]:
         return tuple(h.bit_count() for h in self.hands)
@@ -469,12 +478,17 @@ class Match:
         if self.n == 2:
             self.phase = Phase.DISCARD
             return
+        # The others' first five, then rounds of four, each round from the hakem.
         order = self._from(seat)
+        stock, hands, pos = self.stock, self.hands, 0
         for seat_ in order[1:]:
-            self._deal(seat_, _FIRST_DEAL)
+            hands[seat_] |= _packed(stock[pos : pos + _FIRST_DEAL])
+            pos += _FIRST_DEAL
         for _ in range(2 if self.n == 4 else 3):
             for seat_ in order:
-                self._deal(seat_, 4)
+                hands[seat_] |= _packed(stock[pos : pos + 4])
+                pos += 4
+        self.stock = stock[pos:]
         events.append(CardsDealt(self._counts()))
         self._begin_play(seat)
 
@@ -765,6 +779,14 @@ class Match:
             f"<Match {self.variant.players}p {self.variant.kind} hand {self.hand_no} "
             f"{self.phase} turn={self.turn} scores={self.scores}>"
         )
+
+
+_BITS = tuple(1 << i for i in range(52))
+
+
+def _packed(cards: list[Card]) -> CardSet:
+    """The set of distinct cards (a deal's slice of one deck): a C-level sum."""
+    return sum(map(_BITS.__getitem__, cards))
 
 
 _HANDLERS = {

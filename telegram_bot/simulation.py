@@ -114,7 +114,7 @@ class BotRunner:
     async def settle(self) -> None:
         """Until the emulator is quiet, every update is handled and no game work is left."""
         for _ in range(100):
-            await self.emu.settle(quiet=0.02, timeout=30)
+            await self.emu.settle(quiet=0.005, timeout=30)
             if self.app is None:
                 return
             processor = self.app.update_processor
@@ -122,7 +122,7 @@ class BotRunner:
             await processor.wait_idle()
             await self.service.idle()
             if not busy and not self.emu.world.updates.undelivered:
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.002)
                 if processor.in_flight == 0 and not self.service._background:
                     return
         raise AssertionError("the bot never settled")

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.asyncio
 
 async def _start_game(emu, runner, people, admins=None, **settings):
     group = emu.add_group("Table", members=people, admins=admins or people[:1])
-    game, lobby = await _open(emu, runner, group, people[0], timer=0, **settings)
+    settings.setdefault("timer", 0)
+    game, lobby = await _open(emu, runner, group, people[0], **settings)
     for p in people[1:]:
         await emu.press(p, group.id, lobby.message_id, _data(game.id, "j"))
     await runner.settle()
@@ -47,15 +48,24 @@ async def test_a_flood_limit_on_the_table_never_stalls_the_game(emu, runner):
 
 async def test_a_player_who_blocks_the_bot_does_not_break_the_game(emu, runner):
     people = await _people(emu, ["Hal", "Ivy"], lang="en")
-    _group, table = await _start_game(emu, runner, people, target=1)
-    people[1].block_bot()
-    strategies = {p.id: by_level("normal", seed=p.id) for p in people}
-    game = await table.game()
-    before = game.move
-    # Presses still work for both (a blocked bot still receives the user's presses).
-    for _ in range(6):
-        await table.step(strategies)
-    assert (await table.game()).move > before
+    hal, ivy = people
+    _group, table = await _start_game(emu, runner, people, target=1, timer=30)
+    ivy.block_bot()
+    svc = runner.service
+    before = (await table.game()).move
+    for _ in range(12):
+        game = await table.game()
+        match = Match.from_json(game.state)
+        if game.seats[match.order[match.turn]].get("user_id") == ivy.id:
+            # Ivy cannot see her cards any more; her clock runs out and the
+            # computer plays for her (the stored deadline is what a restart reads).
+            await svc._on_timeout(game.id, game.move)
+            await runner.settle()
+        else:
+            await table.step({hal.id: by_level("normal")})
+    assert (await table.game()).move > before + 6
+    refused = [c for c in emu.calls if c.chat_id == ivy.id and c.error_code == 403]
+    assert refused, "edits to Ivy's private chat were refused (and ignored)"
 
 
 async def test_the_bot_removed_from_the_group_keeps_private_play_going(emu, runner):
