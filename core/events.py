@@ -128,7 +128,8 @@ class TrickWon:
 @dataclass(frozen=True, slots=True)
 class HandEnded:
     hand_no: int
-    #: The side that won the hand (None in the bidding variant, where both score).
+    #: The side that won the hand. In the bidding variant, where both sides score,
+    #: the side that scored more this hand (None when they scored the same).
     winner: int | None
     kind: HandKind
     #: Points each side scored this hand (may be negative in the bidding variant).

@@ -389,7 +389,8 @@ class Match:
     def _draw_for_hakem(self, events: list[Event]) -> None:
         """First hakem: deal face up from a random seat until the first ace."""
         v = self.variant
-        deck = shuffled_deck(self.seed, "hakem")
+        # Drawn from the game's own deck: with 2 or 3 players the removed 2 is out.
+        deck = shuffled_deck(self.seed, "hakem", v.removed_two if v.deck_size == 51 else None)
         seat = deck_rng(self.seed, "hakem-seat").randrange(self.n)
         draw: list[tuple[int, Card]] = []
         hakem = partner = None
