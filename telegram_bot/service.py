@@ -404,7 +404,8 @@ class GameService:
                 info.pop("timed_out", None)
                 info["timeouts"] = 0
                 await self._commit(s, game, match, events)
-            await self._render(game, match, events)
+            if not self._computers_follow(game, match, events):
+                await self._render(game, match, events)
         self._after_commit(game, match)
         return Answer()
 
@@ -488,6 +489,13 @@ class GameService:
         if info.get("away"):
             return "normal"
         return None
+
+    def _computers_follow(self, game: Game, match: Match, events: list[Event]) -> bool:
+        """True when computer seats play next within the same hand: the human's card
+        is then shown together with theirs in one edit after the pause."""
+        return self._controller(game, match) is not None and not any(
+            isinstance(e, HandEnded | MatchEnded) for e in events
+        )
 
     def _after_commit(self, game: Game, match: Match) -> None:
         if game.status != "playing" or match.is_over:

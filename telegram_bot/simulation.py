@@ -113,8 +113,10 @@ class BotRunner:
 
     async def settle(self) -> None:
         """Until the emulator is quiet, every update is handled and no game work is left."""
-        for _ in range(100):
-            await self.emu.settle(quiet=0.005, timeout=30)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while loop.time() < deadline:
+            await self.emu.settle(quiet=0.005, timeout=60)
             if self.app is None:
                 return
             processor = self.app.update_processor

@@ -444,3 +444,29 @@ async def test_calls_per_card_and_no_hand_in_group(emu, runner):
     assert_no_private_hand_in(emu, group)
     assert cards > 0
     assert isinstance(PlayCard, type)
+
+
+async def test_calls_per_card_with_computer_seats(emu, runner):
+    """One person and three computers: computer plays join the table edits."""
+    people = await _people(emu, ["Solo"], lang="en")
+    group = emu.add_group("Solo table", members=people, admins=people)
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+    table = Table(emu, runner, group, people)
+    start = len(emu.calls)
+    await table.play_out({people[0].id: by_level("normal", seed=1)})
+    game = await table.game()
+    match = Match.from_json(game.state)
+    cards = 4 * sum(sum(h["tricks"]) for h in match.history)
+    calls = [
+        c
+        for c in emu.calls[start:]
+        if c.method in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+    ]
+    print(
+        f"\nBot API sends+edits with 3 computer seats: {len(calls) / table.presses:.2f} per human "
+        f"play, {len(calls) / cards:.2f} per card over {cards} cards"
+    )
+    assert len(calls) / table.presses <= 2.5  # table + own hand, hand results aside
+    assert len(calls) / cards <= 1.0
