@@ -30,7 +30,7 @@ from typing import ClassVar
 
 from endplay import _dds
 
-from ..cards import Card, CardSet, Suit, cards_in, mask_of
+from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
@@ -67,10 +67,13 @@ def sample_hands(
     voids: list[int],
     prefer: tuple[int, int] | None = None,
     tries: int = 30,
+    good: CardSet = 0,
+    good_weight: float = 1.0,
 ) -> list[CardSet]:
     """Deal the ``unseen`` cards to the other seats: ``sizes[s]`` cards to seat s,
     none of a suit the seat is void in. Cards left over (2 players: the stock and
-    the opponent's discards) are dropped.
+    the opponent's discards) are dropped; a card of ``good`` is ``good_weight`` times
+    as likely to be in a hand rather than left over (players keep good cards).
 
     ``prefer`` = (seat, suit) puts one card of ``suit`` in ``seat``'s hand first when
     it can hold one (a light bias: the hakem chose that suit as trump).
@@ -121,6 +124,18 @@ def sample_hands(
             if total == 0:
                 ok = False
                 break
+            if sink_cap and good >> c & 1:
+                w = good_weight
+                r = rng.random() * (w * (total - sink_cap) + sink_cap)
+                for s in seats:
+                    if r < w * cap[s]:
+                        hands[s] |= 1 << c
+                        cap[s] -= 1
+                        break
+                    r -= w * cap[s]
+                else:
+                    sink_cap -= 1
+                continue
             r = rng.randrange(total)
             for s in seats:
                 if r < cap[s]:
@@ -150,7 +165,23 @@ def _view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
         )
         if shown < 2:
             prefer = (hakem, int(view.trump))
-    return sample_hands(rng, know.seat, know.hand, know.unseen, sizes, know.voids, prefer)
+    good = 0
+    if view.variant.players == 2 and view.trump is not None:
+        # The opponent kept trump and high cards from the draw.
+        good = SUIT_MASKS[view.trump]
+        for suit in range(4):
+            good |= 0b1110000000000 << (13 * suit)  # Q, K, A
+    return sample_hands(
+        rng,
+        know.seat,
+        know.hand,
+        know.unseen,
+        sizes,
+        know.voids,
+        prefer,
+        good=good,
+        good_weight=2.0,
+    )
 
 
 # ----------------------------------------------------------------------- DDS

@@ -131,3 +131,24 @@ def test_time_budget() -> None:
         worst = max(worst, time.perf_counter() - t0)
         m.apply(m.turn, action)
     assert worst < 0.8
+
+
+def test_thread_safe_in_worker_threads() -> None:
+    """Two hard players deciding at once in worker threads (as the bot does with
+    asyncio.to_thread): DDS calls are serialised and results stay legal."""
+    import asyncio
+
+    positions = [_random_position(Variant.four(), seed, 5) for seed in (1, 2, 3, 4)]
+
+    async def decide_all() -> list:
+        players = [make_player("hard", seed=i, time_budget=0.1) for i in range(4)]
+        return await asyncio.gather(
+            *(
+                asyncio.to_thread(p.act, m.view(m.turn))
+                for p, m in zip(players, positions, strict=True)
+            )
+        )
+
+    actions = asyncio.run(decide_all())
+    for a, m in zip(actions, positions, strict=True):
+        assert a in m.view(m.turn).legal
