@@ -45,7 +45,13 @@ COMMANDS = [
 
 def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any, Any]:
     builder = (
-        ApplicationBuilder().token(settings.token).concurrent_updates(TrackingUpdateProcessor(64))
+        ApplicationBuilder()
+        .token(settings.token)
+        .concurrent_updates(TrackingUpdateProcessor(64))
+        # The outbox edits several messages at once (table and hands); PTB's default
+        # pool of one connection would turn that into pool time-outs under load.
+        .connection_pool_size(32)
+        .pool_timeout(10.0)
     )
     urls = settings.api_base_urls()
     if urls is not None:

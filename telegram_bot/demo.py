@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         "--people", type=int, default=2, help="simulated people (the rest are computers)"
     )
     parser.add_argument("--lang", default="fa", choices=("fa", "en"))
-    parser.add_argument("--target", type=int, default=3, help="points to win the match")
+    parser.add_argument("--target", type=int, default=3, choices=(1, 3, 5, 7, 10))
     args = parser.parse_args(argv)
     asyncio.run(run(args.players, min(args.people, args.players), args.lang, args.target))
 

@@ -110,6 +110,7 @@ class Outbox:
                 log.info("cannot edit %s: %s", key, exc)
             except (TimedOut, NetworkError) as exc:
                 retries += 1
+                log.warning("edit of %s failed (%s), retry %d", key, exc, retries)
                 if retries <= _MAX_RETRIES:
                     self._want.setdefault(key, (text, markup, sig))
                     await asyncio.sleep(min(2**retries, 30))

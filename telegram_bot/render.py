@@ -52,7 +52,7 @@ SUIT_NAMES = {
 }
 LEVEL_NAMES = {"easy": N_("easy"), "normal": N_("normal"), "hard": N_("hard")}
 TIMER_CHOICES = (0, 30, 60, 120)
-TARGET_CHOICES = (3, 5, 7, 10)
+TARGET_CHOICES = (1, 3, 5, 7, 10)
 BIDDING_TARGET_CHOICES = (100, 250, 500)
 
 

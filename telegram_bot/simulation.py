@@ -114,7 +114,7 @@ class BotRunner:
     async def settle(self) -> None:
         """Until the emulator is quiet, every update is handled and no game work is left."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
+        deadline = loop.time() + 20
         while loop.time() < deadline:
             await self.emu.settle(quiet=0.005, timeout=60)
             if self.app is None:
@@ -127,7 +127,18 @@ class BotRunner:
                 await asyncio.sleep(0.002)
                 if processor.in_flight == 0 and not self.service._background:
                     return
-        raise AssertionError("the bot never settled")
+        stuck = []
+        for task in asyncio.all_tasks():
+            frames = task.get_stack(limit=3)
+            where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
+            stuck.append(f"{task.get_name()}: {where}")
+        raise AssertionError(
+            "the bot never settled: "
+            f"in flight {self.app.update_processor.in_flight}, "
+            f"queued {self.app.update_queue.qsize()}, "
+            f"background {len(self.service._background)}, "
+            f"undelivered {self.emu.world.updates.undelivered}\n" + "\n".join(stuck)
+        )
 
 
 def lowest_card(view: SeatView) -> Action:

@@ -33,8 +33,12 @@ async def _open(emu, runner, group, owner, players=None, **settings):
     if players is not None:
         settings = {"players": players, **settings}
     for name, value in settings.items():
-        await emu.press(owner, group.id, lobby.message_id, f"o:{game.id}::{name}={value}")
-    await runner.settle()
+        h = await emu.press(owner, group.id, lobby.message_id, f"o:{game.id}::{name}={value}")
+        await runner.settle()
+        assert h.answer is not None and not h.answer.show_alert, (name, value, h.answer)
+    game = await Table(emu, runner, group, []).game()
+    for name, value in settings.items():
+        assert game.settings[name] == value, (name, game.settings)
     return game, lobby
 
 
@@ -98,7 +102,7 @@ async def test_three_players_with_a_computer_seat_in_english(emu, runner):
     lang_msg = emu.chat_log(group.id)[-1]
     await emu.press(people[0], group.id, lang_msg.message_id, "g:::c=en")
     await runner.settle()
-    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=2)
+    game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "players=3"))
     await runner.settle()
     await emu.press(people[1], group.id, lobby.message_id, _data(game.id, "j"))
