@@ -289,7 +289,7 @@ async def _dispatch(
 
         async def is_admin() -> bool:
             game = await _game_chat(svc, data.game_id)
-            return game is not None and await _admin(context, game, user.id)
+            return game is not None and await _admin(context, game.chat_id, user.id)
 
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
     if a == "r":
@@ -353,11 +353,12 @@ async def _game_chat(svc: GameService, game_id: str):
         return await repo.get_game(s, game_id)
 
 
-async def _admin(context: ContextTypes.DEFAULT_TYPE, game, user_id: int) -> bool:
-    if game.chat_id > 0:
-        return game.chat_id == user_id
+async def _admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    """A group's admin (or, in a private chat, its owner)."""
+    if chat_id > 0:
+        return chat_id == user_id
     try:
-        member = await context.bot.get_chat_member(game.chat_id, user_id)
+        member = await context.bot.get_chat_member(chat_id, user_id)
     except Exception:
         return False
     return member.status in (ChatMember.ADMINISTRATOR, ChatMember.OWNER)
@@ -375,8 +376,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
     if target == "c":
         if chat is None:
             return Answer()
-        member_ok = await _admin(context, type("G", (), {"chat_id": chat.id})(), user.id)
-        if not member_ok:
+        if not await _admin(context, chat.id, user.id):
             tr = await svc.user_tr(user.id)
             return Answer(tr("Only a group admin can change the group's language"), alert=True)
         async with svc.sessions.begin() as s:
@@ -426,14 +426,7 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
                         ),
                     )
                 )
-    if not results:
-        await query.answer(
-            [],
-            cache_time=0,
-            is_personal=True,
-            button=None,
-        )
-        return
+    # Personal and uncached: each player sees only their own cards, as of now.
     await query.answer(results, cache_time=0, is_personal=True)
 
 

@@ -244,11 +244,8 @@ def _trick_line(plays: Sequence[tuple[int, Card]], names: Sequence[str]) -> str:
 
 
 def first_draw_text(view: SeatView, names: Sequence[str], tr: Translator) -> str:
-    cards = (
-        "، ".join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
-        if tr.lang == "fa"
-        else ", ".join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
-    )
+    sep = "، " if tr.lang == "fa" else ", "
+    cards = sep.join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
     return tr("Cards dealt face up for the first ace: {cards}").format(cards=cards)
 
 
@@ -607,8 +604,5 @@ def _away_rows(rows, g: str, move: int, tr: Translator, away: bool) -> InlineKey
 
 def parse_selection(arg: str) -> tuple[list[Card], str]:
     """``"AS.KH.QD"`` → the selected cards before the last, and the last part."""
-    parts = [p for p in arg.split(".")]
-    if not parts:
-        return [], ""
-    *sel, last = parts
+    *sel, last = arg.split(".")
     return [parse_card(p) for p in sel if p], last

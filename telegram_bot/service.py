@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -27,7 +27,6 @@ from core import (
     IllegalAction,
     Match,
     MatchEnded,
-    Phase,
     Variant,
 )
 
@@ -37,7 +36,7 @@ from .outbox import Outbox
 from .storage import repo
 from .storage.models import Game, utcnow
 
-__all__ = ["Answer", "GameService", "ServiceConfig"]
+__all__ = ["DEFAULT_SETTINGS", "Answer", "GameService", "ServiceConfig"]
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +92,6 @@ class ServiceConfig:
     #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
     #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
     deal_seed: int | None = None
-
-
-@dataclass
-class _Pending:
-    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
 class GameService:
@@ -642,9 +636,48 @@ class GameService:
         )
 
     async def _message_lost(self, chat_id: int, message_id: int) -> None:
-        log.info(
-            "message %s/%s was deleted; it will be re-sent on the next /score", chat_id, message_id
-        )
+        """Someone deleted a table or hand message: post a fresh one in its place."""
+        async with self.sessions() as s:
+            games = await repo.list_active_games(s)
+        for game in games:
+            if game.status != "playing" or game.state is None:
+                continue
+            hands = {int(u): m for u, m in (game.private_messages or {}).items()}
+            if (game.chat_id, game.table_message_id) == (chat_id, message_id):
+                field_name, owner = "table", None
+            elif hands.get(chat_id) == message_id:
+                field_name, owner = "hand", chat_id
+            else:
+                continue
+            async with self._locks[game.id]:
+                async with self.sessions.begin() as s:
+                    fresh = await repo.get_game(s, game.id)
+                    if fresh is None or fresh.status != "playing":
+                        return
+                    match = Match.from_json(fresh.state)
+                    if field_name == "table":
+                        tr = await self.chat_tr(chat_id)
+                        text = render.table_text(fresh, match, tr)
+                        markup = render.table_keyboard(fresh, match, tr)
+                    else:
+                        tr = await self.user_tr(chat_id)
+                        seat = _seat_of(fresh, match, chat_id)
+                        if seat is None:
+                            return
+                        text = render.private_text(fresh, match, seat, tr)
+                        markup = render.private_keyboard(fresh, match, seat, tr)
+                    message = await self.outbox.send(chat_id, text, markup)
+                    if message is None:
+                        return
+                    if field_name == "table":
+                        fresh.table_message_id = message.message_id
+                    else:
+                        fresh.private_messages = {
+                            **(fresh.private_messages or {}),
+                            str(owner): message.message_id,
+                        }
+                    await repo.save_game(s, fresh, fresh.move)
+            return
 
     def _next_seed(self) -> int | None:
         if self.config.deal_seed is None:
@@ -757,6 +790,3 @@ def _error_text(exc: IllegalAction, tr: Translator) -> str:
         suit = exc.info.get("led_suit")
         return text.format(suit=tr(render.SUIT_NAMES[suit]) if suit is not None else "")
     return text
-
-
-__all__ += ["DEFAULT_SETTINGS", "Phase"]

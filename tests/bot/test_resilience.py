@@ -178,3 +178,20 @@ async def test_webhook_mode_receives_and_answers(emu, db_url):
         assert not any(c.method == "getUpdates" for c in emu.calls)
     finally:
         await runner.stop()
+
+
+async def test_a_deleted_table_message_is_posted_again(emu, runner):
+    people = await _people(emu, ["Rod", "Sue"], lang="en")
+    group, table = await _start_game(emu, runner, people, target=1)
+    game = await table.game()
+    old_table = game.table_message_id
+    emu.message(group.id, old_table).deleted = True  # an admin deleted it
+    strategies = {p.id: by_level("normal", seed=p.id) for p in people}
+    for _ in range(3):
+        await table.step(strategies)
+    await runner.settle()
+    game = await table.game()
+    assert game.table_message_id != old_table
+    fresh = emu.message(group.id, game.table_message_id)
+    assert not fresh.deleted
+    assert "حکم" in fresh.text  # the group speaks Persian by default
