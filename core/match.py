@@ -91,6 +91,7 @@ class TrickRecord(NamedTuple):
 
 
 _PLAY = Phase.PLAY
+_tuple_new = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,9 +351,16 @@ class Match:
                 raise IllegalAction(ErrorCode.MUST_FOLLOW_SUIT, led_suit=Suit(led))
         elif self._bidding and card < 13 and not self.spades_broken and hand & ~_SPADES:
             raise IllegalAction(ErrorCode.SPADES_NOT_BROKEN)
-        # Validated: from here on nothing may raise.
+        self.push(card, events)
+
+    def push(self, card: Card, events: list[Event] | None = None) -> None:
+        """Play ``card`` for the seat on turn *without* checking it, like python-chess's
+        ``Board.push``: for searches and self-play that took the card from
+        :meth:`legal_cards`. Anything from outside goes through :meth:`apply`."""
+        seat: int = self.turn  # type: ignore[assignment]
         self.ply += 1
-        self.hands[seat] = hand ^ bit
+        self.hands[seat] ^= 1 << card
+        trick = self.trick
         trick.append((seat, card))
         if events is not None:
             events.append(CardPlayed(seat, card))
@@ -372,7 +380,8 @@ class Match:
             self.spades_broken = True  # a spade went on another suit
         won = self.tricks_won
         won[winner] += 1
-        self.tricks.append(TrickRecord(self.leader, plays, winner))  # type: ignore[arg-type]
+        # tuple.__new__ skips NamedTuple's Python-level constructor (hot path).
+        self.tricks.append(_tuple_new(TrickRecord, (self.leader, plays, winner)))
         if self._card_points:
             self.card_points[self.variant.side_of(winner)] += sum(c % 13 + 2 for c in cards)
         self.trick = []
@@ -435,7 +444,7 @@ class Match:
         self.spades_broken = False
         without = v.removed_two if v.deck_size == 51 else None
         self.stock = shuffled_deck(self.seed, f"hand:{self.hand_no}", without)
-        if v.kind is Kind.BIDDING:
+        if self._bidding:
             first = self.first
             assert first is not None
             self.dealer = 1 - first
