@@ -1,7 +1,7 @@
 # Hokm (حکم) Telegram bot.
 #
 #   docker build -t hokm-bot .
-#   docker run -d --name hokm -e TELEGRAM_BOT_TOKEN=... -v hokm-data:/data hokm-bot
+#   docker run -d --name hokm -e BOT_TOKEN=... -v hokm-data:/data hokm-bot
 #
 # SQLite lives in the /data volume (/data/hokm.sqlite3); set DATABASE_URL
 # (postgres://...) to use PostgreSQL instead. Migrations run when the bot starts.
