@@ -428,6 +428,10 @@ class HardPlayer(RulePlayer):
         start = time.perf_counter()
         deadline = start + self.time_budget
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
+            if not view.tricks and not view.trick and self.time_budget < 3.0:
+                # The opening lead: a full 52-card double-dummy solve for every
+                # card takes 0.1-1 s or more, too few samples within the budget.
+                return rule
             totals = self._score_dds(view, know, distinct, deadline)
         else:
             totals = self._score_playouts(view, know, distinct, deadline)
@@ -541,8 +545,15 @@ class HardPlayer(RulePlayer):
             # Deal the rest: our own missing cards too (seat "me" gets a share).
             others = sample_hands(self.rng, -1, 0, unseen, sizes, voids)
             others[me] |= hand
+            values = []
             for s in range(4):
-                totals[s] += self._trump_value(view, others, s)
+                values.append(self._trump_value(view, others, s))
+                if samples and time.perf_counter() >= deadline:
+                    break  # drop this unfinished sample
+            if len(values) < 4:
+                break
+            for s in range(4):
+                totals[s] += values[s]
             samples += 1
             now = time.perf_counter()
             avg += (now - t0 - avg) / samples
