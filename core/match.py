@@ -59,7 +59,7 @@ from .events import (
     TrickWon,
     TrumpChosen,
 )
-from .trick import winning_index
+from .trick import winning_card
 from .variant import Kind, Variant
 
 __all__ = ["FORMAT_VERSION", "Match", "Phase", "SeatView", "TrickRecord"]
@@ -155,6 +155,7 @@ class Match:
         self.n = n
         self._bidding = v.kind is Kind.BIDDING
         self._card_points = v.card_points
+        self._without = v.removed_two if v.deck_size == 51 else None  # the removed 2
         self.phase = Phase.NEW
         self.order: tuple[int, ...] = tuple(range(n))
         self.first_draw: tuple[tuple[int, Card], ...] = ()
@@ -375,7 +376,7 @@ class Match:
         trick = self.trick
         plays = tuple(trick)
         cards = [c for _, c in plays]
-        winner = plays[winning_index(cards, self.trump)][0]
+        winner = plays[cards.index(winning_card(_packed(cards), cards[0] // 13, self.trump))][0]
         if self._bidding and not self.spades_broken and cards[0] >= 13 and min(cards) < 13:
             self.spades_broken = True  # a spade went on another suit
         won = self.tricks_won
@@ -399,7 +400,7 @@ class Match:
         """First hakem: deal face up from a random seat until the first ace."""
         v = self.variant
         # Drawn from the game's own deck: with 2 or 3 players the removed 2 is out.
-        deck = shuffled_deck(self.seed, "hakem", v.removed_two if v.deck_size == 51 else None)
+        deck = shuffled_deck(self.seed, "hakem", self._without)
         seat = deck_rng(self.seed, "hakem-seat").randrange(self.n)
         draw: list[tuple[int, Card]] = []
         hakem = partner = None
@@ -442,8 +443,7 @@ class Match:
         self.bids = [None] * n
         self.blind = [False] * n
         self.spades_broken = False
-        without = v.removed_two if v.deck_size == 51 else None
-        self.stock = shuffled_deck(self.seed, f"hand:{self.hand_no}", without)
+        self.stock = shuffled_deck(self.seed, f"hand:{self.hand_no}", self._without)
         if self._bidding:
             first = self.first
             assert first is not None
@@ -476,7 +476,7 @@ class Match:
         self.hands[seat] |= _packed(taken)
 
     def _counts(self) -> tuple[int, ...]:
-        return tuple(h.bit_count() for h in self.hands)
+        return tuple(map(int.bit_count, self.hands))
 
     def _choose_trump(self, seat: int, action: ChooseTrump, events: list[Event]) -> None:
         try:

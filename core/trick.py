@@ -1,34 +1,35 @@
-"""Who wins a trick: the one place that decides it."""
+"""Who wins a trick: the one place that decides it.
+
+The highest trump wins; with no trump in the trick, the highest card of the suit
+led (the first card's suit). A card of any other suit never wins. Within a suit a
+higher card index is a higher rank, so "highest" is the top bit of a card set.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import Card
+from .cards import CARDS, SUIT_MASKS, Card, CardSet
 
-__all__ = ["trick_winner", "winning_index"]
+__all__ = ["trick_winner", "winning_card", "winning_index"]
+
+_BITS = tuple(1 << i for i in range(52))
+
+
+def winning_card(cards: CardSet, led: int, trump: int | None) -> Card:
+    """The card that takes a trick holding the set ``cards``, whose suit led is ``led``."""
+    if trump is not None:
+        trumps = cards & SUIT_MASKS[trump]
+        if trumps:
+            return CARDS[trumps.bit_length() - 1]
+    return CARDS[(cards & SUIT_MASKS[led]).bit_length() - 1]
 
 
 def winning_index(cards: Sequence[int], trump: int | None) -> int:
-    """Index into ``cards`` (in playing order) of the card that takes the trick.
-
-    The highest trump wins; with no trump in the trick, the highest card of the
-    suit led (the first card's suit). A card of any other suit never wins.
-    Cards of one suit compare by their index, which orders them by rank.
-    """
-    led = cards[0] // 13
-    best = 0
-    best_card = cards[0]
-    best_is_trump = led == trump
-    for i in range(1, len(cards)):
-        c = cards[i]
-        s = c // 13
-        if s == trump:
-            if not best_is_trump or c > best_card:
-                best, best_card, best_is_trump = i, c, True
-        elif s == led and not best_is_trump and c > best_card:
-            best, best_card = i, c
-    return best
+    """Index into ``cards`` (in playing order) of the card that takes the trick."""
+    return list(cards).index(
+        winning_card(sum(map(_BITS.__getitem__, cards)), cards[0] // 13, trump)
+    )
 
 
 def trick_winner(plays: Sequence[tuple[int, Card]], trump: int | None) -> int:
