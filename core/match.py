@@ -430,7 +430,6 @@ class Match:
             events.append(SeatsArranged(self.order))
 
     def _start_hand(self, events: list[Event]) -> None:
-        v = self.variant
         n = self.n
         self.hand_no += 1
         self.trump = None
