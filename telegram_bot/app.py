@@ -59,7 +59,19 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
     if settings.rate_limit:
         # Waits rather than fails when we would exceed Telegram's limits; a 429 that
         # still comes back is handled by the outbox, per message.
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))
+        # Leaky buckets allow their capacity in a burst on top of their rate, so they
+        # are sized for sliding windows: a group's bucket of 4 refilled at 4 per 16 s
+        # never passes 4 + 15 = 19 calls in any 60 s, and the overall bucket of 10
+        # refilled at 10 per 0.5 s never passes 10 + 20 = 30 calls in any second.
+        builder = builder.rate_limiter(
+            AIORateLimiter(
+                overall_max_rate=10,
+                overall_time_period=0.5,
+                group_max_rate=4,
+                group_time_period=16,
+                max_retries=0,
+            )
+        )
 
     async def post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         await migrate(settings.database_url)

@@ -162,10 +162,15 @@ class Outbox:
         task = asyncio.create_task(self.send(chat_id, text, markup), name=f"send {chat_id}")
         self._tasks[(chat_id, -id(task))] = task
 
-    async def idle(self) -> None:
-        """Wait until every queued edit and send is done (tests and shutdown)."""
+    async def idle(self, private_only: bool = False) -> None:
+        """Wait until every queued edit and send is done (tests and shutdown), or with
+        ``private_only`` those to private chats (group edits may be rate limited)."""
         while True:
-            pending = [t for t in self._tasks.values() if not t.done()]
+            pending = [
+                t
+                for (chat_id, _), t in self._tasks.items()
+                if not t.done() and (chat_id > 0 or not private_only)
+            ]
             if not pending:
                 break
             await asyncio.gather(*pending, return_exceptions=True)

@@ -195,3 +195,44 @@ async def test_a_deleted_table_message_is_posted_again(emu, runner):
     fresh = emu.message(group.id, game.table_message_id)
     assert not fresh.deleted
     assert "حکم" in fresh.text  # the group speaks Persian by default
+
+
+async def test_the_rate_limiter_keeps_a_busy_group_within_telegram_limits(emu, tmp_path):
+    """With python-telegram-bot's limiter on (as in production), a fast table stays
+    under 20 group messages a minute while presses are still answered at once."""
+    import asyncio
+    import time
+
+    from telegram_bot import render
+    from telegram_bot.i18n import get_translator
+
+    from .conftest import BotRunner
+
+    emu.enforce_limits(per_group_per_minute=20, per_second=30)
+    runner = BotRunner(emu, f"sqlite+aiosqlite:///{tmp_path / 'rl.sqlite3'}", rate_limit=True)
+    runner.wait_for_edits = False  # the table may lag behind; the game must not
+    await runner.start()
+    try:
+        people = await _people(emu, ["Vic"], lang="en")
+        group, table = await _start_game(emu, runner, people)
+        table.check_hidden = False
+        strategies = {people[0].id: by_level("normal", seed=2)}
+        started = time.monotonic()
+        before = (await table.game()).move
+        for _ in range(26):
+            if not await table.step(strategies):
+                break
+        game = await table.game()
+        played_for = time.monotonic() - started
+        assert game.move > before + 25
+        assert played_for < 30, "presses never waited for the group's budget"
+        # The table catches up with the newest state: edits were coalesced, not queued.
+        await asyncio.wait_for(runner.service.outbox.idle(), 60)
+        match = Match.from_json(game.state)
+        shown = emu.message(group.id, game.table_message_id).source
+        assert shown == render.table_text(game, match, get_translator("fa"))
+        group_calls = emu.count_calls(chat_id=group.id, ok=True)
+        assert group_calls < game.move - before
+        assert emu.rate_violations == 0, emu.rate_violation_log
+    finally:
+        await runner.stop()
