@@ -52,6 +52,15 @@ SUIT_NAMES = {
 }
 LEVEL_NAMES = {"easy": N_("easy"), "normal": N_("normal"), "hard": N_("hard")}
 TIMER_CHOICES = (0, 30, 60, 120)
+#: What a player is asked on their own turn in the phases decided by one button row.
+OWN_TURN_PROMPTS = {
+    Phase.DISCARD: N_("Put two cards away (face down)."),
+    Phase.BLIND: N_("Bid blind nil before you see your cards? (+200 / −200)"),
+    Phase.EXCHANGE: N_(
+        "Blind nil: pick up to three cards to exchange for random discards, then confirm."
+    ),
+    Phase.BID: N_("How many tricks will you take? (0 = nil)"),
+}
 TARGET_CHOICES = (1, 3, 5, 7, 10)
 BIDDING_TARGET_CHOICES = (100, 250, 500)
 
@@ -415,6 +424,9 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
     if view.trump is not None:
         lines.append(tr("Trump: {suit}").format(suit=suit_text(view.trump, tr)))
     mine = view.turn == seat
+    waiting = (
+        tr("Waiting for {name}…").format(name=names[view.turn]) if view.turn is not None else ""
+    )
     if game.seats[view.order[seat]].get("away"):
         lines.append(tr("You are away: the computer plays for you."))
     if view.phase is Phase.TRUMP:
@@ -427,12 +439,8 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
             lines.append(tr("Choose the trump suit"))
         else:
             lines.append(tr("The hakem is choosing trump…"))
-    elif view.phase is Phase.DISCARD:
-        lines.append(
-            tr("Put two cards away (face down).")
-            if mine
-            else tr("Waiting for {name}…").format(name=names[view.turn])
-        )
+    elif view.phase in OWN_TURN_PROMPTS:
+        lines.append(tr(OWN_TURN_PROMPTS[view.phase]) if mine else waiting)
     elif view.phase is Phase.DRAW:
         if mine and view.top_card is not None:
             lines.append(tr("Top card of the stock: {card}").format(card=card_text(view.top_card)))
@@ -440,29 +448,11 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
                 tr("Keep it (the next card is discarded), or discard it and take the next one?")
             )
         else:
-            lines.append(tr("Waiting for {name}…").format(name=names[view.turn]))
+            lines.append(waiting)
         lines.append(
             tr("Cards in hand: {n} · stock: {m}").format(
                 n=_num(tr, len(view.hand)), m=_num(tr, view.stock_size)
             )
-        )
-    elif view.phase is Phase.BLIND:
-        lines.append(
-            tr("Bid blind nil before you see your cards? (+200 / −200)")
-            if mine
-            else tr("Waiting for {name}…").format(name=names[view.turn])
-        )
-    elif view.phase is Phase.EXCHANGE:
-        lines.append(
-            tr("Blind nil: pick up to three cards to exchange for random discards, then confirm.")
-            if mine
-            else tr("Waiting for {name}…").format(name=names[view.turn])
-        )
-    elif view.phase is Phase.BID:
-        lines.append(
-            tr("How many tricks will you take? (0 = nil)")
-            if mine
-            else tr("Waiting for {name}…").format(name=names[view.turn])
         )
     elif view.phase is Phase.PLAY:
         if mine:

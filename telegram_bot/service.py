@@ -378,15 +378,12 @@ class GameService:
         tr = await self.user_tr(user_id)
         async with self._locks[game_id]:
             async with self.sessions.begin() as s:
-                game = await repo.get_game(s, game_id)
-                if game is None or game.status != "playing":
-                    return Answer(tr("This button belongs to an earlier game"), alert=True)
-                match = Match.from_json(game.state)
+                loaded = await self._load_seat(s, game_id, user_id, tr)
+                if isinstance(loaded, Answer):
+                    return loaded
+                game, match, seat = loaded
                 if move is not None and move != (match.hand_no if by_hand else game.move):
                     return Answer(tr("This button belongs to an earlier hand"), alert=True)
-                seat = _seat_of(game, match, user_id)
-                if seat is None:
-                    return Answer(tr("You are not playing in this game"), alert=True)
                 built = build(match, seat)
                 if isinstance(built, Answer):
                     return built
@@ -403,17 +400,27 @@ class GameService:
         self._after_commit(game, match)
         return Answer()
 
+    async def _load_seat(
+        self, s: AsyncSession, game_id: str, user_id: int, tr: Translator
+    ) -> tuple[Game, Match, int] | Answer:
+        """The game in progress and the user's seat in it, or the alert to show."""
+        game = await repo.get_game(s, game_id)
+        if game is None or game.status != "playing":
+            return Answer(tr("This button belongs to an earlier game"), alert=True)
+        match = Match.from_json(game.state)
+        seat = _seat_of(game, match, user_id)
+        if seat is None:
+            return Answer(tr("You are not playing in this game"), alert=True)
+        return game, match, seat
+
     async def set_away(self, game_id: str, user_id: int, away: bool) -> Answer:
         tr = await self.user_tr(user_id)
         async with self._locks[game_id]:
             async with self.sessions.begin() as s:
-                game = await repo.get_game(s, game_id)
-                if game is None or game.status != "playing":
-                    return Answer(tr("This button belongs to an earlier game"), alert=True)
-                match = Match.from_json(game.state)
-                seat = _seat_of(game, match, user_id)
-                if seat is None:
-                    return Answer(tr("You are not playing in this game"), alert=True)
+                loaded = await self._load_seat(s, game_id, user_id, tr)
+                if isinstance(loaded, Answer):
+                    return loaded
+                game, match, seat = loaded
                 info = game.seats[match.order[seat]]
                 info["away"] = away
                 info["timeouts"] = 0
