@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core import Match, Phase
+from telegram_bot.storage import repo
 
 from .driver import Table, by_level
 from .test_game_flow import _data, _open, _people
@@ -236,3 +237,53 @@ async def test_the_rate_limiter_keeps_a_busy_group_within_telegram_limits(emu, t
         assert emu.rate_violations == 0, emu.rate_violation_log
     finally:
         await runner.stop()
+
+
+async def test_a_restart_rearms_the_turn_timer_from_the_stored_deadline(emu, db_url):
+    from datetime import timedelta
+
+    from telegram_bot.storage.models import utcnow
+
+    from .conftest import BotRunner
+
+    runner = BotRunner(emu, db_url)
+    await runner.start()
+    people = await _people(emu, ["Wes", "Xia"], lang="en")
+    _group, table = await _start_game(emu, runner, people, timer=30)
+    game = await table.game()
+    assert game.deadline is not None  # a human is on turn with the clock running
+    move = game.move
+    await runner.crash()
+    # The bot is down while the player's time runs out.
+    async with _session(db_url) as s:
+        stored = await repo.get_game(s, game.id)
+        stored.deadline = utcnow() - timedelta(seconds=1)
+        await repo.save_game(s, stored, stored.move)
+    runner2 = BotRunner(emu, db_url)
+    await runner2.start()
+    try:
+        table.runner = runner2
+        await runner2.settle()
+        after = await table.game()
+        assert after.move > move, "the computer played for the player whose time ran out"
+        timed_out = [s for s in after.seats if s.get("timeouts")]
+        assert len(timed_out) == 1
+    finally:
+        await runner2.stop()
+
+
+def _session(db_url):
+    import contextlib
+
+    from telegram_bot.storage.db import create_engine, session_factory
+
+    @contextlib.asynccontextmanager
+    async def scope():
+        engine = create_engine(db_url)
+        try:
+            async with session_factory(engine).begin() as s:
+                yield s
+        finally:
+            await engine.dispose()
+
+    return scope()
