@@ -162,6 +162,9 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = _service(context)
     async with svc.sessions.begin() as s:
         await repo.mark_started(s, user.id)
+    if await svc.game_for_user(user.id) is not None:
+        await _reply(update, tr("You are already playing in another game"))
+        return
     error = await svc.open_lobby(user.id, "private", None, user)
     if error:
         await _reply(update, error)

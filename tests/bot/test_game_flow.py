@@ -416,6 +416,12 @@ async def test_solo_match_in_private(emu, runner):
     game = await Table(emu, runner, type("C", (), {"id": user.id})(), []).game()
     assert game is not None and game.status == "playing"
     assert sum(1 for s in game.seats if s.get("bot")) == 3
+    # A second /play while this match runs is refused, and changes nothing.
+    await emu.send_message(user, user.private_chat_id, "/play")
+    await runner.settle()
+    assert "already playing" in emu.chat_log(user.private_chat_id)[-1].text
+    again = await Table(emu, runner, type("C", (), {"id": user.id})(), []).game()
+    assert again.id == game.id
 
 
 async def test_calls_per_card_and_no_hand_in_group(emu, runner):
