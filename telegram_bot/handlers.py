@@ -374,7 +374,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
     target, _, lang = arg.partition("=")
     if lang not in ("fa", "en") or target not in ("c", "u"):
         return Answer("?", alert=True)
-    tr_new = get_translator(lang)
+    _ = get_translator(lang)  # the confirmation speaks the language just chosen
     chat = query.message.chat if query.message else None
     if target == "c":
         if chat is None:
@@ -395,7 +395,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
     if query.message is not None:
         try:
             await query.edit_message_text(
-                tr_new("Language: English") if lang == "en" else tr_new("Language: Persian")
+                _("Language: English") if lang == "en" else _("Language: Persian")
             )
         except Exception:
             log.info("could not edit the language message")

@@ -102,6 +102,7 @@ async def test_three_players_with_a_computer_seat_in_english(emu, runner):
     lang_msg = emu.chat_log(group.id)[-1]
     await emu.press(people[0], group.id, lang_msg.message_id, "g:::c=en")
     await runner.settle()
+    assert emu.message(group.id, lang_msg.message_id).text == "Language: English"
     game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "players=3"))
     await runner.settle()

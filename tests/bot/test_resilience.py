@@ -141,6 +141,14 @@ async def test_scores_leaderboard_and_languages(emu, runner):
     lang_msg = emu.chat_log(people[1].private_chat_id)[-1]
     await emu.press(people[1], people[1].private_chat_id, lang_msg.message_id, "g:::u=en")
     await runner.settle()
+    assert emu.message(people[1].private_chat_id, lang_msg.message_id).text == "Language: English"
+    # Parastoo picks Persian explicitly: the confirmation is in Persian.
+    await emu.send_message(people[0], people[0].private_chat_id, "/language")
+    await runner.settle()
+    fa_msg = emu.chat_log(people[0].private_chat_id)[-1]
+    await emu.press(people[0], people[0].private_chat_id, fa_msg.message_id, "g:::u=fa")
+    await runner.settle()
+    assert emu.message(people[0].private_chat_id, fa_msg.message_id).text == "زبان: فارسی"
     group, table = await _start_game(emu, runner, people, target=1)
     game = await table.game()
     quinn_msg = table.hand_message(game, people[1])
