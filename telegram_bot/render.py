@@ -258,7 +258,7 @@ def first_draw_text(view: SeatView, names: Sequence[str], tr: Translator) -> str
     return tr("Cards dealt face up for the first ace: {cards}").format(cards=cards)
 
 
-def table_text(game: Any, match: Match, tr: Translator, deadline_text: str | None = None) -> str:
+def table_text(game: Any, match: Match, tr: Translator) -> str:
     """The group's table message. Built from the spectator view only."""
     view = match.view(None)
     v = view.variant
@@ -322,9 +322,10 @@ def table_text(game: Any, match: Match, tr: Translator, deadline_text: str | Non
         line = phase_text.format(name=names[turn])
         if seat_info.get("away"):
             line += " · " + tr("away (the computer plays)")
+        elif game.deadline is not None:  # a person's turn, on the clock
+            seconds = int(game.settings.get("timer", 0))
+            line += " · ⏱ " + tr("{seconds} s").format(seconds=_num(tr, seconds))
         lines.append(line)
-        if deadline_text:
-            lines.append(deadline_text)
     return "\n".join(lines)
 
 

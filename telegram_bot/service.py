@@ -598,11 +598,10 @@ class GameService:
 
     async def _render(self, game: Game, match: Match, events: list[Event]) -> None:
         gtr = await self.chat_tr(game.chat_id)
-        deadline = None
         self.outbox.edit(
             game.chat_id,
             game.table_message_id,
-            render.table_text(game, match, gtr, deadline),
+            render.table_text(game, match, gtr),
             render.table_keyboard(game, match, gtr),
         )
         for e in events:

@@ -331,6 +331,8 @@ async def test_timeout_plays_for_the_player_then_away_then_back(emu, db_url):
             if game.seats[match.order[match.turn]].get("user_id") == tara.id:
                 # Tara's clock runs out (the stored deadline is what a restart reads).
                 assert game.deadline is not None
+                table_msg = emu.message(group.id, game.table_message_id)
+                assert "⏱ ۳۰ ثانیه" in table_msg.text  # the group sees the clock
                 await svc._on_timeout(game.id, game.move)
                 await runner.settle()
                 msg = table.hand_message(await table.game(), tara)
