@@ -157,7 +157,10 @@ class GameService:
             seats: list[dict[str, Any]] = [{} for _ in range(settings["players"])]
             if db_user.started_bot and other is None:
                 seats[0] = _human_seat(user)
-            game = await repo.create_game(s, chat_id, user.id, seats, settings)
+            try:
+                game = await repo.create_game(s, chat_id, user.id, seats, settings)
+            except repo.ActiveGameExistsError:  # another /newgame won the race
+                return tr("A game is already running in this group. Finish it or cancel it first.")
         message = await self.outbox.send(
             chat_id,
             render.lobby_text(game, tr),

@@ -131,6 +131,18 @@ async def test_one_game_per_group_and_one_game_per_person(emu, runner):
     h = await emu.press(people[1], g2.id, lobby2.message_id, _data(game2.id, "j"))
     await runner.settle()
     assert h.answer.show_alert and "another game" in h.answer.text
+    # Two /newgame at the same moment in a fresh group: one lobby, one refusal.
+    import asyncio
+
+    g3 = emu.add_group("Three", members=people, admins=people)
+    await asyncio.gather(
+        emu.send_message(people[0], g3.id, "/newgame"),
+        emu.send_message(people[1], g3.id, "/newgame"),
+    )
+    await runner.settle()
+    replies = [m.text for m in emu.chat_log(g3.id) if m.from_bot]
+    assert len(replies) == 2
+    assert sum("بازی تازه" in t for t in replies) == 1  # one lobby (Persian group)
 
 
 async def test_scores_leaderboard_and_languages(emu, runner):
