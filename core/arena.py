@@ -24,6 +24,7 @@ hand comes from its deal's first-ace draw rather than from the previous result.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing as mp
 import statistics
@@ -36,7 +37,17 @@ from .match import Match
 from .players import LEVELS, make_player
 from .variant import Variant
 
-__all__ = ["ArenaResult", "HandRecord", "main", "play_deal", "run_arena", "seatings", "wilson"]
+__all__ = [
+    "ArenaResult",
+    "HandRecord",
+    "load_records",
+    "main",
+    "play_deal",
+    "run_arena",
+    "save_records",
+    "seatings",
+    "wilson",
+]
 
 
 def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -222,6 +233,84 @@ def run_arena(
     return ArenaResult(a, b, players, bidding, deals, records, time.perf_counter() - start)
 
 
+def save_records(path: str, result: ArenaResult, seed: int, budget: float | None) -> None:
+    """Append a run to a JSON-lines file: one line per hand, then one for the run.
+
+    Long measurements are split into runs on disjoint seeds (several sittings, or
+    several sessions) and pooled with ``--merge``.
+    """
+    setting = {
+        "a": result.a,
+        "b": result.b,
+        "players": result.players,
+        "bidding": result.bidding,
+        "budget": budget,
+    }
+    with open(path, "a", encoding="utf-8") as f:
+        for r in result.records:
+            line = {
+                **setting,
+                "deal": r.deal,
+                "seating": list(r.seating),
+                "points": list(r.points),
+                "winner": r.winner,
+                "kot": r.kot,
+                "times": [[round(t, 6) for t in r.times[0]], [round(t, 6) for t in r.times[1]]],
+            }
+            f.write(json.dumps(line) + "\n")
+        run = {**setting, "run": {"seed": seed, "deals": result.deals, "seconds": result.seconds}}
+        f.write(json.dumps(run) + "\n")
+
+
+def load_records(paths: list[str]) -> ArenaResult:
+    """Pool saved runs of one setting (same players, variant and budget) into one
+    result. A hand saved twice (same deal and seating) is a mistake and refused."""
+    records: list[HandRecord] = []
+    seen: set[tuple[int, tuple[int, ...]]] = set()
+    setting: dict | None = None
+    deals: set[int] = set()
+    seconds = 0.0
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for raw in f:
+                d = json.loads(raw)
+                here = {k: d[k] for k in ("a", "b", "players", "bidding", "budget")}
+                if setting is None:
+                    setting = here
+                elif here != setting:
+                    raise ValueError(f"{path}: setting {here} differs from {setting}")
+                if "run" in d:
+                    seconds += d["run"]["seconds"]
+                    continue
+                key = (d["deal"], tuple(d["seating"]))
+                if key in seen:
+                    raise ValueError(f"{path}: deal {key[0]} seating {key[1]} saved twice")
+                seen.add(key)
+                deals.add(d["deal"])
+                records.append(
+                    HandRecord(
+                        d["deal"],
+                        key[1],
+                        (d["points"][0], d["points"][1]),
+                        d["winner"],
+                        d["kot"],
+                        (d["times"][0], d["times"][1]),
+                    )
+                )
+    if setting is None:
+        raise ValueError("no records")
+    records.sort(key=lambda r: r.deal)  # matches are simulated in deal order
+    return ArenaResult(
+        setting["a"],
+        setting["b"],
+        setting["players"],
+        setting["bidding"],
+        len(deals),
+        records,
+        seconds,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -239,7 +328,14 @@ def main(argv: list[str] | None = None) -> None:
         "--budget", type=float, default=None, help="hard player's seconds per move (default 1.0)"
     )
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--out", help="append every hand to this JSON-lines file")
+    p.add_argument(
+        "--merge", nargs="+", metavar="FILE", help="report the pooled runs saved with --out"
+    )
     args = p.parse_args(argv)
+    if args.merge:
+        print(load_records(args.merge).report())
+        return
     players = 2 if args.bidding else args.players
     result = run_arena(
         args.a,
@@ -252,6 +348,8 @@ def main(argv: list[str] | None = None) -> None:
         args.bidding,
         args.progress,
     )
+    if args.out:
+        save_records(args.out, result, args.seed, args.budget)
     print(result.report())
 
 

@@ -34,6 +34,7 @@ from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
+from .inference import play_likelihood
 from .knowledge import Knowledge
 from .rules import (
     RulePlayer,
@@ -47,6 +48,7 @@ __all__ = [
     "HardPlayer",
     "SearchMatch",
     "dds_card_tricks",
+    "dds_cards_reaching",
     "exact_values",
     "playout",
     "sample_hands",
@@ -232,6 +234,47 @@ def dds_card_tricks(
     return out
 
 
+def dds_cards_reaching(
+    hands: list[CardSet],
+    trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+    leader: int,
+    trump: int,
+    target: int,
+) -> CardSet:
+    """The cards with which the side of the seat to play can still take ``target``
+    of the remaining tricks, double dummy (a set; 0 if none can).
+
+    Asking DDS a yes/no question is 3-5 times faster than scoring every card, which
+    is what makes enough samples affordable in the first tricks.
+    """
+    d = _dds.deal()
+    d.trump = trump
+    d.first = leader
+    for p in range(4):
+        h = hands[p]
+        for s in range(4):
+            d.remainCards[p][s] = (h >> (13 * s) & 0x1FFF) << 2
+    for i in range(3):
+        if i < len(trick):
+            c = trick[i][1]
+            d.currentTrickSuit[i] = c // 13
+            d.currentTrickRank[i] = c % 13 + 2
+        else:
+            d.currentTrickSuit[i] = 0
+            d.currentTrickRank[i] = 0
+    fut = _dds.futureTricks()
+    with _DDS_LOCK:
+        _dds.SolveBoard(d, target, 2, 1, fut, 0)
+    out = 0
+    for i in range(fut.cards):
+        if fut.score[i] < target:
+            continue
+        suit = fut.suit[i]
+        ranks = (1 << fut.rank[i]) | fut.equals[i]
+        out |= (ranks >> 2) << (13 * suit)
+    return out
+
+
 def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
     """Points for us minus points for them, once the hand is decided."""
     if ours >= TRICKS_TO_WIN:
@@ -239,6 +282,29 @@ def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
         return float(p)
     p = (3 if we_are_hakem else 2) if ours == 0 else 1
     return -float(p)
+
+
+def _settled(rows: list[tuple[float, dict[Card, float]]], totals: dict[Card, float]) -> bool:
+    """Whether more samples would hardly change the choice: the leading card beats
+    every other by more than two standard errors of the paired (same deal)
+    difference, or the two gave the same value on every deal so far."""
+    best = max(totals, key=totals.__getitem__)
+    sw = sum(w for w, _ in rows)
+    sw2 = sum(w * w for w, _ in rows)
+    ess = sw * sw / sw2 if sw2 else 0.0
+    if ess < 8:
+        return False
+    for c in totals:
+        if c == best:
+            continue
+        diffs = [(w, r[best] - r[c]) for w, r in rows]
+        if all(d == 0 for _, d in diffs):
+            continue
+        mean = sum(w * d for w, d in diffs) / sw
+        var = sum(w * (d - mean) ** 2 for w, d in diffs) / sw
+        if mean <= 2.0 * math.sqrt(var / ess):
+            return False
+    return True
 
 
 # ------------------------------------------------------------ engine search
@@ -404,6 +470,20 @@ class HardPlayer(RulePlayer):
     max_samples = 400
     #: Weight of the rule-based card's prior (points, divided by sqrt(samples)).
     prior = 0.5
+    #: 4 players: before this many tricks are complete, score cards with yes/no
+    #: double-dummy questions (reach 7? take all? take one?) instead of trick counts.
+    yes_no_tricks = 5
+    #: Inference (:mod:`.inference`): a sampled deal's weight is multiplied by this
+    #: for every past play an opponent / the partner would not have made by the rules.
+    surprise_opponent = 0.3
+    surprise_partner = 0.6
+    #: Candidate deals drawn per solved one while yes/no questions are used (a solve
+    #: then costs 10-20 candidates' drawing and weighing).
+    candidates_early = 6
+    #: Stop sampling early (at least this many samples) once the choice is settled.
+    settle_samples = 24
+    #: Fewer sampled deals than this for the trump choice: choose by the rules.
+    min_trump_samples = 12
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
@@ -470,27 +550,86 @@ class HardPlayer(RulePlayer):
         won_us = view.tricks_won[side] + view.tricks_won[side + 2]
         won_them = view.tricks_won[1 - side] + view.tricks_won[3 - side]
         left = 13 - len(view.tricks)
+        need = TRICKS_TO_WIN - won_us
         we_hakem = view.hakem is not None and view.hakem % 2 == side
+        kot_ours = 2.0 if we_hakem else 3.0
+        kot_theirs = 3.0 if we_hakem else 2.0
         leader = view.trick[0][0] if view.trick else me
         trump = int(view.trump)  # type: ignore[arg-type]
+        yes_no = len(view.tricks) < self.yes_no_tricks
+        surprise = tuple(
+            1.0 if s == me else (self.surprise_partner if s % 2 == side else self.surprise_opponent)
+            for s in range(4)
+        )
+        infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
         totals = dict.fromkeys(cards, 0.0)
+        rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
-        avg = 0.0
+        weights = 0.0
+        avg = 0.0  # seconds per scored sample
         while samples < self.max_samples:
             t0 = time.perf_counter()
-            hands = _view_sample(view, know, self.rng)
-            tricks = dds_card_tricks(hands, view.trick, leader, trump)
+            # Importance resampling: draw a few candidate deals, weigh each by how
+            # well it explains the plays seen, solve one chosen in proportion to its
+            # weight. Candidates are cheap next to a solve in the first tricks.
+            # (a fixed count, not one tuned to measured times, so that a decision
+            # with a sample cap is reproducible)
+            k = (self.candidates_early if yes_no else 1) if infer else 1
+            cands: list[tuple[list[CardSet], float]] = []
+            for _ in range(k):
+                hands = _view_sample(view, know, self.rng)
+                w = play_likelihood(view, hands, surprise) if infer else 1.0
+                cands.append((hands, w))
+            total_w = sum(w for _, w in cands)
+            r = self.rng.random() * total_w
+            hands = cands[-1][0]
+            for h, w in cands:
+                if r < w:
+                    hands = h
+                    break
+                r -= w
+            weight = total_w / k
+            row: dict[Card, float] = {}
+            if yes_no:
+                win = dds_cards_reaching(hands, view.trick, leader, trump, need)
+                kot_for = 0
+                if won_them == 0 and win:
+                    kot_for = (
+                        win
+                        if need >= left
+                        else dds_cards_reaching(hands, view.trick, leader, trump, left)
+                    )
+                safe = -1
+                if won_us == 0:
+                    safe = dds_cards_reaching(hands, view.trick, leader, trump, 1)
+                for c in cards:
+                    bit = 1 << c
+                    if win & bit:
+                        v = kot_ours if kot_for & bit else 1.0
+                    else:
+                        v = -1.0 if safe & bit else -kot_theirs
+                    row[c] = v
+            else:
+                tricks = dds_card_tricks(hands, view.trick, leader, trump)
+                for c in cards:
+                    t = tricks.get(c, 0)
+                    ours = won_us + t
+                    theirs = won_them + left - t
+                    row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
             for c in cards:
-                t = tricks.get(c, 0)
-                ours = won_us + t
-                theirs = won_them + left - t
-                totals[c] += _sided_points(ours, theirs, we_hakem) + 0.01 * t
+                totals[c] += weight * row[c]
+            rows.append((weight, row))
+            weights += weight
             samples += 1
             now = time.perf_counter()
             avg += (now - t0 - avg) / samples
             if now + 0.5 * avg >= deadline:
                 break
-        return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
+            if samples >= self.settle_samples and samples % 8 == 0 and _settled(rows, totals):
+                break
+        if not samples or weights <= 0:
+            return None
+        return ({c: t / weights for c, t in totals.items()}, samples)
 
     def _score_playouts(
         self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
@@ -560,6 +699,10 @@ class HardPlayer(RulePlayer):
             if now + 0.5 * avg >= deadline:
                 break
         rule = choose_trump_rule(hand)
+        if samples < self.min_trump_samples:
+            # A handful of sampled deals is noise next to the rule: 8 of the hakem's
+            # 13 cards are still unknown when trump is chosen.
+            return rule
         means = [t / samples for t in totals]
         means[rule] += self.prior / math.sqrt(samples)
         best = max(means)
@@ -571,9 +714,9 @@ class HardPlayer(RulePlayer):
         me = view.seat
         assert me is not None
         if view.variant.players == 4:
-            tricks = dds_card_tricks(hands, (), me, trump, mode_optimal_one=True)
-            t = max(tricks.values())
-            return _sided_points(t, 13 - t, True) + 0.01 * t
+            # Can the hakem's side take 7 with this trump? (yes/no is several times
+            # faster than counting tricks, so more deals fit in the budget)
+            return 1.0 if dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN) else -1.0
         m = SearchMatch(view.variant, None)
         m.phase = Phase.PLAY
         m.hakem = view.hakem

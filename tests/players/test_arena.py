@@ -41,3 +41,27 @@ def test_hard_beats_random_two_players() -> None:
 def test_hard_beats_random_four_players() -> None:
     r = run_arena("hard", "random", players=4, deals=30, seed=780, budget=0.02)
     assert r.hand_wins(0) / r.hands > 0.75
+
+
+def test_saved_runs_pool_into_one_result(tmp_path) -> None:
+    from core.arena import load_records, save_records
+
+    first = run_arena("normal", "random", players=4, deals=6, seed=900)
+    second = run_arena("normal", "random", players=4, deals=4, seed=906)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_records(str(a), first, 900, None)
+    save_records(str(b), second, 906, None)
+    pooled = load_records([str(a), str(b)])
+    whole = run_arena("normal", "random", players=4, deals=10, seed=900)
+    assert pooled.hands == whole.hands == 20
+    assert pooled.deals == 10
+    assert pooled.hand_wins(0) == whole.hand_wins(0)
+    assert pooled.matches(7) == whole.matches(7)
+    assert [r.points for r in pooled.records] == [r.points for r in whole.records]
+    # The same hands twice, or another setting, are refused rather than pooled.
+    with pytest.raises(ValueError, match="saved twice"):
+        load_records([str(a), str(a)])
+    other = tmp_path / "c.jsonl"
+    save_records(str(other), run_arena("normal", "easy", players=4, deals=1, seed=950), 950, None)
+    with pytest.raises(ValueError, match="differs"):
+        load_records([str(a), str(other)])

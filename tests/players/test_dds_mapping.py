@@ -9,7 +9,7 @@ import pytest
 
 from core.cards import Suit, cards_in
 from core.match import Match, Phase
-from core.players.hard import dds_card_tricks
+from core.players.hard import dds_card_tricks, dds_cards_reaching
 from core.variant import Variant
 
 
@@ -68,3 +68,17 @@ def test_dds_matches_exact_solver(played: int) -> None:
         dds = dds_card_tricks(m.hands, m.trick, leader, int(m.trump))
         assert set(dds) == set(exact), (cards_in(m.hands[m.turn]), m.trick)
         assert dds == exact
+
+
+@pytest.mark.parametrize("played", [0, 1, 2, 3])
+def test_yes_no_question_matches_exact_solver(played: int) -> None:
+    """``dds_cards_reaching(target)`` is exactly the cards whose exact trick count
+    reaches the target, for every target (0 cards when none does)."""
+    rng = random.Random(100 + played)
+    for _ in range(10):
+        m = _ending(rng, 4, played)
+        exact = _exact_per_card(m)
+        leader = m.trick[0][0] if m.trick else m.turn
+        for target in range(1, 5):
+            got = dds_cards_reaching(m.hands, m.trick, leader, int(m.trump), target)
+            assert got == sum(1 << c for c, t in exact.items() if t >= target), target

@@ -1,0 +1,88 @@
+"""Inference from plays: a sampled deal that explains every play by the rules keeps
+its weight; each play the rules would not have made costs the seat's factor."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core.cards import SUIT_MASKS
+from core.match import Match, Phase
+from core.players import make_player
+from core.players.hard import _settled, _view_sample
+from core.players.inference import play_likelihood
+from core.players.knowledge import Knowledge
+from core.variant import Variant
+
+
+def _rule_game(seed: int, plays: int) -> Match:
+    m, _ = Match.new(Variant.four(), seed)
+    p = make_player("normal", seed=seed)
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    for _ in range(plays):
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    return m
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_real_deal_of_rule_players_keeps_full_weight(seed: int) -> None:
+    m = _rule_game(seed, 5 + 4 * seed)
+    view = m.view(m.turn)
+    assert play_likelihood(view, list(m.hands), (0.3, 0.3, 0.3, 0.3)) == 1.0
+
+
+def test_surprising_plays_lower_the_weight_and_only_by_the_seats_factor() -> None:
+    rng = random.Random(7)
+    lowered = 0
+    for seed in range(10):
+        m = _rule_game(100 + seed, 22)
+        me = m.turn
+        view = m.view(me)
+        know = Knowledge(view)
+        for _ in range(20):
+            hands = _view_sample(view, know, rng)
+            w = play_likelihood(view, hands, (0.5, 0.5, 0.5, 0.5))
+            assert 0.0 < w <= 1.0
+            # Every factor is 0.5: the weight is a power of 0.5.
+            k = round(-__import__("math").log2(w))
+            assert w == 0.5**k
+            lowered += w < 1.0
+            # No inference about a seat with factor 1; our own plays never count.
+            mine_only = tuple(0.5 if s == me else 1.0 for s in range(4))
+            assert play_likelihood(view, hands, mine_only) == 1.0
+    assert lowered > 50  # random deals rarely explain every play
+
+
+def test_weight_depends_only_on_the_sampled_hands() -> None:
+    """The real cards of the other seats are never read: two matches with the same
+    public history and the same own hand give the same weight to the same sample."""
+    m = _rule_game(3, 13)
+    me = m.turn
+    view = m.view(me)
+    twin = m.copy()
+    others = [s for s in range(4) if s != me]
+    # Swap two other seats' same-suit holdings in the twin (public history unchanged).
+    a, b = others[0], others[1]
+    for suit in range(4):
+        sa, sb = m.hands[a] & SUIT_MASKS[suit], m.hands[b] & SUIT_MASKS[suit]
+        if sa.bit_count() == sb.bit_count() and sa != sb:
+            twin.hands[a] = twin.hands[a] & ~sa | sb
+            twin.hands[b] = twin.hands[b] & ~sb | sa
+            break
+    sample = _view_sample(view, Knowledge(view), random.Random(1))
+    f = (0.3, 0.3, 0.3, 0.3)
+    assert play_likelihood(view, sample, f) == play_likelihood(twin.view(me), sample, f)
+
+
+def test_settled_when_one_card_is_clearly_best_or_all_agree() -> None:
+    clear = [(1.0, {1: 1.0, 2: -1.0}) for _ in range(10)]
+    assert _settled(clear, {1: 10.0, 2: -10.0})
+    same = [(1.0, {1: 1.0, 2: 1.0}) for _ in range(10)]
+    assert _settled(same, {1: 10.0, 2: 10.0})
+    noisy = [(1.0, {1: 1.0 if i % 2 else -1.0, 2: -1.0 if i % 2 else 1.0}) for i in range(10)]
+    noisy.append((1.0, {1: 1.0, 2: -1.0}))
+    assert not _settled(noisy, {1: 1.0, 2: -1.0})
+    few = [(1.0, {1: 1.0, 2: -1.0}) for _ in range(3)]
+    assert not _settled(few, {1: 3.0, 2: -3.0})
