@@ -480,6 +480,8 @@ class HardPlayer(RulePlayer):
     #: Candidate deals drawn per solved one while yes/no questions are used (a solve
     #: then costs 10-20 candidates' drawing and weighing).
     candidates_early = 6
+    candidates_late = 2
+    candidates_max = 8
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -572,15 +574,19 @@ class HardPlayer(RulePlayer):
             # Importance resampling: draw a few candidate deals, weigh each by how
             # well it explains the plays seen, solve one chosen in proportion to its
             # weight. Candidates are cheap next to a solve in the first tricks.
-            # (a fixed count, not one tuned to measured times, so that a decision
-            # with a sample cap is reproducible)
-            k = (self.candidates_early if yes_no else 1) if infer else 1
+            # At least a few candidates, more while their weights add up to less
+            # than one full-weight deal (late in a hand most random deals explain
+            # the plays badly). The count depends on weights, not on measured
+            # times, so that a decision with a sample cap is reproducible.
+            least = (self.candidates_early if yes_no else self.candidates_late) if infer else 1
             cands: list[tuple[list[CardSet], float]] = []
-            for _ in range(k):
+            total_w = 0.0
+            while len(cands) < least or (total_w < 1.0 and len(cands) < self.candidates_max):
                 hands = _view_sample(view, know, self.rng)
                 w = play_likelihood(view, hands, surprise) if infer else 1.0
                 cands.append((hands, w))
-            total_w = sum(w for _, w in cands)
+                total_w += w
+            k = len(cands)
             r = self.rng.random() * total_w
             hands = cands[-1][0]
             for h, w in cands:
