@@ -693,8 +693,8 @@ class HardPlayer(RulePlayer):
             values = []
             for s in range(4):
                 values.append(self._trump_value(view, others, s))
-                if samples and time.perf_counter() >= deadline:
-                    break  # drop this unfinished sample
+                if time.perf_counter() >= deadline:
+                    break  # drop this unfinished sample (the first too: the rule decides)
             if len(values) < 4:
                 break
             for s in range(4):
@@ -703,6 +703,11 @@ class HardPlayer(RulePlayer):
             now = time.perf_counter()
             avg += (now - t0 - avg) / samples
             if now + 0.5 * avg >= deadline:
+                break
+            if samples >= 2 and now + avg * (self.min_trump_samples - samples) > deadline:
+                # Too few deals would fit: the rule decides, so stop spending time.
+                # (Full 52-card solves at the trump choice are the slowest of the
+                # hand, 10 ms to over a second each.)
                 break
         rule = choose_trump_rule(hand)
         if samples < self.min_trump_samples:
