@@ -189,20 +189,15 @@ def _view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
 # ----------------------------------------------------------------------- DDS
 
 
-def dds_card_tricks(
+def _dds_deal(
     hands: list[CardSet],
     trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
     leader: int,
     trump: int,
-    mode_optimal_one: bool = False,
-) -> dict[int, int]:
-    """Double-dummy tricks (of those left, the current one included) for the side
-    of the seat to play, for each card it may play: ``{card: tricks}``.
-
-    Seats 0..3 in playing order map onto DDS's North, East, South, West (DDS plays
-    clockwise in that order, and partners sit opposite in both). The current trick
-    is given to DDS as ``first`` = its leader plus the cards played so far.
-    """
+) -> _dds.deal:
+    """A DDS deal: seats 0..3 in playing order map onto North, East, South, West
+    (DDS plays clockwise in that order, and partners sit opposite in both); the
+    current trick is DDS's ``first`` (its leader) plus the cards played so far."""
     d = _dds.deal()
     d.trump = trump
     d.first = leader
@@ -218,6 +213,19 @@ def dds_card_tricks(
         else:
             d.currentTrickSuit[i] = 0
             d.currentTrickRank[i] = 0
+    return d
+
+
+def dds_card_tricks(
+    hands: list[CardSet],
+    trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+    leader: int,
+    trump: int,
+    mode_optimal_one: bool = False,
+) -> dict[int, int]:
+    """Double-dummy tricks (of those left, the current one included) for the side
+    of the seat to play, for each card it may play: ``{card: tricks}``."""
+    d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
     solutions = 1 if mode_optimal_one else 3
     target = -1 if mode_optimal_one else 0
@@ -247,21 +255,7 @@ def dds_cards_reaching(
     Asking DDS a yes/no question is 3-5 times faster than scoring every card, which
     is what makes enough samples affordable in the first tricks.
     """
-    d = _dds.deal()
-    d.trump = trump
-    d.first = leader
-    for p in range(4):
-        h = hands[p]
-        for s in range(4):
-            d.remainCards[p][s] = (h >> (13 * s) & 0x1FFF) << 2
-    for i in range(3):
-        if i < len(trick):
-            c = trick[i][1]
-            d.currentTrickSuit[i] = c // 13
-            d.currentTrickRank[i] = c % 13 + 2
-        else:
-            d.currentTrickSuit[i] = 0
-            d.currentTrickRank[i] = 0
+    d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
     with _DDS_LOCK:
         _dds.SolveBoard(d, target, 2, 1, fut, 0)
