@@ -19,6 +19,11 @@ Matches are *simulated from consecutive hands*: the hands' points are added up i
 deal order (both seatings of a deal in turn) and a match ends when a side reaches the
 target (7 by default; kot and hakem-kot count 2 and 3 points). The hakem of each
 hand comes from its deal's first-ace draw rather than from the previous result.
+
+Long runs are saved hand by hand (``--out``), pooled (``--merge``), and two runs of
+variants of A on the same deals compared deal by deal (``--compare``); ``--a-set
+NAME=VALUE`` changes one of A's settings (``HardPlayer.prior`` and the like) for such
+a comparison.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from dataclasses import dataclass, field
 
 from .events import HandEnded, HandKind
 from .match import Match
-from .players import LEVELS, make_player
+from .players import LEVELS, ComputerPlayer, make_player
 from .variant import Variant
 
 __all__ = [
@@ -42,6 +47,8 @@ __all__ = [
     "HandRecord",
     "load_records",
     "main",
+    "paired_difference",
+    "parse_settings",
     "play_deal",
     "run_arena",
     "save_records",
@@ -89,9 +96,41 @@ def _variant(players: int, bidding: bool) -> Variant:
     return Variant(players=players)
 
 
-def play_deal(args: tuple[str, str, int, bool, int, float | None]) -> list[HandRecord]:
+def _tuned(player: ComputerPlayer, settings: tuple[tuple[str, str], ...]) -> ComputerPlayer:
+    """Set the named attributes of a player (``--a-set prior=1.5``), converted to the
+    type of the attribute's default. Only attributes the class defines are accepted."""
+    for name, raw in settings:
+        default = getattr(type(player), name, None)
+        if name.startswith("_") or default is None or callable(default):
+            raise ValueError(f"{type(player).__name__} has no setting {name!r}")
+        if isinstance(default, bool):
+            if raw not in ("0", "1", "true", "false"):
+                raise ValueError(f"{name} takes true or false, not {raw!r}")
+            value: object = raw in ("1", "true")
+        else:
+            value = type(default)(raw)
+        setattr(player, name, value)
+    return player
+
+
+def parse_settings(items: list[str] | None) -> tuple[tuple[str, str], ...]:
+    """``["prior=1.5", ...]`` as ``(("prior", "1.5"), ...)``."""
+    out = []
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"expected NAME=VALUE, not {item!r}")
+        out.append((name.strip(), value.strip()))
+    return tuple(out)
+
+
+def play_deal(
+    args: tuple[str, str, int, bool, int, float | None]
+    | tuple[str, str, int, bool, int, float | None, tuple[tuple[str, str], ...]],
+) -> list[HandRecord]:
     """Play the first hand of ``Match(variant, seed)`` once per seating."""
-    a, b, players, bidding, seed, budget = args
+    a, b, players, bidding, seed, budget = args[:6]
+    a_set = args[6] if len(args) > 6 else ()  # type: ignore[misc]
     variant = _variant(players, bidding)
     records = []
     for k, seating in enumerate(seatings(players)):
@@ -100,6 +139,7 @@ def play_deal(args: tuple[str, str, int, bool, int, float | None]) -> list[HandR
             make_player(levels[who], seed=seed * 100 + k * 10 + s, time_budget=budget)
             for s, who in enumerate(seating)
         ]
+        seats = [_tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
         m, _ = Match.new(variant, seed)
         times: tuple[list[float], list[float]] = ([], [])
         ended: HandEnded | None = None
@@ -215,8 +255,13 @@ def run_arena(
     budget: float | None = None,
     bidding: bool = False,
     progress: bool = False,
+    a_set: tuple[tuple[str, str], ...] = (),
 ) -> ArenaResult:
-    tasks = [(a, b, players, bidding, seed + i, budget) for i in range(deals)]
+    """Play ``deals`` duplicate deals from ``seed`` on; ``a_set`` changes settings of
+    player A (class attributes such as ``HardPlayer.prior``) to compare variants of
+    one level. A tuned A is reported and saved as ``hard[prior=1.5]``."""
+    _tuned(make_player(a), a_set)  # refuse unknown settings before any play
+    tasks = [(a, b, players, bidding, seed + i, budget, a_set) for i in range(deals)]
     start = time.perf_counter()
     records: list[HandRecord] = []
     if jobs <= 1:
@@ -230,7 +275,35 @@ def run_arena(
                 records.extend(recs)
                 if progress and (i + 1) % 50 == 0:
                     print(f"  {i + 1}/{deals} deals", file=sys.stderr, flush=True)
-    return ArenaResult(a, b, players, bidding, deals, records, time.perf_counter() - start)
+    label = a + ("[" + ",".join(f"{k}={v}" for k, v in a_set) + "]" if a_set else "")
+    return ArenaResult(label, b, players, bidding, deals, records, time.perf_counter() - start)
+
+
+def paired_difference(x: ArenaResult, y: ArenaResult) -> tuple[int, float, float, int]:
+    """Compare two runs of A against the same B on the deals both played: (deals,
+    mean difference in A's share of hands won, its standard error, deals whose
+    result differs). Each deal's difference is taken over all its seatings, so card
+    luck cancels within the deal as well as between the runs."""
+
+    def per_deal(r: ArenaResult) -> dict[int, list[float]]:
+        out: dict[int, list[float]] = {}
+        for h in r.records:
+            won = 1.0 if h.winner == 0 else 0.5 if h.winner is None else 0.0
+            out.setdefault(h.deal, []).append(won)
+        return out
+
+    if (x.b, x.players, x.bidding) != (y.b, y.players, y.bidding):
+        raise ValueError("the two runs are not of the same game against the same B")
+    px, py = per_deal(x), per_deal(y)
+    full = len(seatings(x.players))
+    deals = sorted(d for d in px.keys() & py.keys() if len(px[d]) == len(py[d]) == full)
+    if len(deals) < 2:
+        raise ValueError("fewer than two deals played in both runs")
+    diffs = [statistics.fmean(px[d]) - statistics.fmean(py[d]) for d in deals]
+    mean = statistics.fmean(diffs)
+    se = statistics.stdev(diffs) / math.sqrt(len(diffs))
+    changed = sum(1 for d in diffs if d != 0)
+    return len(deals), mean, se, changed
 
 
 def save_records(path: str, result: ArenaResult, seed: int, budget: float | None) -> None:
@@ -332,11 +405,38 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--merge", nargs="+", metavar="FILE", help="report the pooled runs saved with --out"
     )
+    p.add_argument(
+        "--a-set",
+        action="append",
+        metavar="NAME=VALUE",
+        help="change a setting of player A, e.g. --a-set prior=1.5 (repeatable)",
+    )
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("FILE_X", "FILE_Y"),
+        help="paired difference of two saved runs on the deals both played",
+    )
     args = p.parse_args(argv)
     if args.merge:
         print(load_records(args.merge).report())
         return
+    if args.compare:
+        x, y = (load_records([f]) for f in args.compare)
+        n, mean, se, changed = paired_difference(x, y)
+        print(
+            f"{x.a} minus {y.a} (against {x.b}), {n} deals played in both: "
+            f"{mean * 100:+.1f} points of hands won (SE {se * 100:.1f}); "
+            f"{x.hand_wins() / x.hands:.1%} vs {y.hand_wins() / y.hands:.1%} overall; "
+            f"{changed} deals with a different result"
+        )
+        return
     players = 2 if args.bidding else args.players
+    try:
+        settings = parse_settings(args.a_set)
+        _tuned(make_player(args.a), settings)
+    except ValueError as e:
+        p.error(str(e))
     result = run_arena(
         args.a,
         args.b,
@@ -347,6 +447,7 @@ def main(argv: list[str] | None = None) -> None:
         args.budget,
         args.bidding,
         args.progress,
+        settings,
     )
     if args.out:
         save_records(args.out, result, args.seed, args.budget)

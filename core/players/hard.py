@@ -480,6 +480,10 @@ class HardPlayer(RulePlayer):
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
     min_trump_samples = 12
+    #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
+    #: ms each, rarely over 0.1 s). Off: in a paired arena run it did no better than
+    #: the rules' lead (core/players/RESULTS.md, "Exploration").
+    search_opening_lead = False
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
@@ -504,9 +508,7 @@ class HardPlayer(RulePlayer):
         start = time.perf_counter()
         deadline = start + self.time_budget
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
-            if not view.tricks and not view.trick and self.time_budget < 3.0:
-                # The opening lead: a full 52-card double-dummy solve for every
-                # card takes 0.1-1 s or more, too few samples within the budget.
+            if not view.tricks and not view.trick and not self.search_opening_lead:
                 return rule
             totals = self._score_dds(view, know, distinct, deadline)
         else:

@@ -64,3 +64,34 @@ def test_saved_runs_pool_into_one_result(tmp_path) -> None:
     save_records(str(other), run_arena("normal", "easy", players=4, deals=1, seed=950), 950, None)
     with pytest.raises(ValueError, match="differs"):
         load_records([str(a), str(other)])
+
+
+def test_settings_of_a_reach_the_player_and_runs_compare_deal_by_deal(tmp_path) -> None:
+    from core.arena import load_records, paired_difference, parse_settings, save_records
+
+    # Easy with no random cards is the rule-based player: the same hands, card for card.
+    plain = run_arena("easy", "random", players=4, deals=20, seed=960, a_set=(("randomness", "0"),))
+    normal = run_arena("normal", "random", players=4, deals=20, seed=960)
+    assert plain.a == "easy[randomness=0]"
+    assert [r.points for r in plain.records] == [r.points for r in normal.records]
+    assert paired_difference(plain, normal)[1:] == (0.0, 0.0, 0)
+    # Real easy differs on some deals.
+    easy = run_arena("easy", "random", players=4, deals=20, seed=960)
+    n, mean, se, changed = paired_difference(easy, normal)
+    assert n == 20 and changed > 0 and se > 0
+    assert mean == pytest.approx((easy.hand_wins() - normal.hand_wins()) / easy.hands)
+    # A tuned run is saved under its own name, so it is never pooled with the default.
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_records(str(a), plain, 960, None)
+    save_records(str(b), easy, 960, None)
+    assert load_records([str(a)]).a == "easy[randomness=0]"
+    with pytest.raises(ValueError, match="differs"):
+        load_records([str(a), str(b)])
+    assert parse_settings(["prior=1.5", "search = 1"]) == (("prior", "1.5"), ("search", "1"))
+    for bad in (["prior"], ["=1"]):
+        with pytest.raises(ValueError):
+            parse_settings(bad)
+    with pytest.raises(ValueError, match="no setting"):
+        run_arena("normal", "random", deals=1, a_set=(("randomness", "0"),))
+    with pytest.raises(ValueError, match="no setting"):
+        run_arena("hard", "random", deals=1, a_set=(("time_budget_typo", "1"),))
