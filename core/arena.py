@@ -125,12 +125,11 @@ def parse_settings(items: list[str] | None) -> tuple[tuple[str, str], ...]:
 
 
 def play_deal(
-    args: tuple[str, str, int, bool, int, float | None]
-    | tuple[str, str, int, bool, int, float | None, tuple[tuple[str, str], ...]],
+    args: tuple[str, str, int, bool, int, float | None, tuple[tuple[str, str], ...]],
 ) -> list[HandRecord]:
-    """Play the first hand of ``Match(variant, seed)`` once per seating."""
-    a, b, players, bidding, seed, budget = args[:6]
-    a_set = args[6] if len(args) > 6 else ()  # type: ignore[misc]
+    """Play the first hand of ``Match(variant, seed)`` once per seating; the last
+    item is A's changed settings (see :func:`run_arena`)."""
+    a, b, players, bidding, seed, budget, a_set = args
     variant = _variant(players, bidding)
     records = []
     for k, seating in enumerate(seatings(players)):
