@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from .events import HandEnded, HandKind
 from .match import Match
-from .players import LEVELS, ComputerPlayer, make_player
+from .players import ARENA_LEVELS, ComputerPlayer, make_player
 from .variant import Variant
 
 __all__ = [
@@ -387,8 +387,8 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--a", default="hard", choices=LEVELS)
-    p.add_argument("--b", default="normal", choices=LEVELS)
+    p.add_argument("--a", default="hard", choices=ARENA_LEVELS)
+    p.add_argument("--b", default="normal", choices=ARENA_LEVELS)
     p.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     p.add_argument(
         "--bidding", action="store_true", help="the seed-004 bidding variant (2 players)"

@@ -10,10 +10,20 @@ from __future__ import annotations
 from .base import ComputerPlayer, RandomPlayer
 from .rules import EasyPlayer, RulePlayer
 
-__all__ = ["LEVELS", "ComputerPlayer", "EasyPlayer", "RandomPlayer", "RulePlayer", "make_player"]
+__all__ = [
+    "ARENA_LEVELS",
+    "LEVELS",
+    "ComputerPlayer",
+    "EasyPlayer",
+    "RandomPlayer",
+    "RulePlayer",
+    "make_player",
+]
 
 #: The lobby's levels, weakest first.
 LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
+#: Every player the arena can seat: the lobby's levels and the "bare" yardstick.
+ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare")
 
 
 def make_player(
@@ -27,8 +37,12 @@ def make_player(
         return EasyPlayer(seed)
     if level == "normal":
         return RulePlayer(seed)
+    if level == "bare":
+        from .bare import BarePlayer
+
+        return BarePlayer(seed)
     if level == "hard":
         from .hard import HardPlayer
 
         return HardPlayer(seed, time_budget=1.0 if time_budget is None else time_budget)
-    raise ValueError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+    raise ValueError(f"unknown level {level!r}; choose one of {', '.join(ARENA_LEVELS)}")
