@@ -35,6 +35,7 @@ import multiprocessing as mp
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .events import HandEnded, HandKind
@@ -244,6 +245,12 @@ class ArenaResult:
         return "\n".join(lines)
 
 
+def a_label(a: str, a_set: tuple[tuple[str, str], ...]) -> str:
+    """``hard`` or, with changed settings, ``hard[prior=1.5]``: runs of a tuned
+    player are never pooled with the default one."""
+    return a + ("[" + ",".join(f"{k}={v}" for k, v in a_set) + "]" if a_set else "")
+
+
 def run_arena(
     a: str,
     b: str,
@@ -255,27 +262,36 @@ def run_arena(
     bidding: bool = False,
     progress: bool = False,
     a_set: tuple[tuple[str, str], ...] = (),
+    on_deal: Callable[[list[HandRecord]], None] | None = None,
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals from ``seed`` on; ``a_set`` changes settings of
     player A (class attributes such as ``HardPlayer.prior``) to compare variants of
-    one level. A tuned A is reported and saved as ``hard[prior=1.5]``."""
+    one level. A tuned A is reported and saved as ``hard[prior=1.5]``. ``on_deal``
+    receives each deal's hands as soon as they are played (in deal order), so a
+    long run that is cut off keeps what it played."""
     _tuned(make_player(a), a_set)  # refuse unknown settings before any play
     tasks = [(a, b, players, bidding, seed + i, budget, a_set) for i in range(deals)]
     start = time.perf_counter()
     records: list[HandRecord] = []
     if jobs <= 1:
         for i, t in enumerate(tasks):
-            records.extend(play_deal(t))
+            recs = play_deal(t)
+            records.extend(recs)
+            if on_deal:
+                on_deal(recs)
             if progress and (i + 1) % 50 == 0:
                 print(f"  {i + 1}/{deals} deals", file=sys.stderr, flush=True)
     else:
         with mp.get_context("spawn").Pool(jobs) as pool:
             for i, recs in enumerate(pool.imap(play_deal, tasks, chunksize=1)):
                 records.extend(recs)
+                if on_deal:
+                    on_deal(recs)
                 if progress and (i + 1) % 50 == 0:
                     print(f"  {i + 1}/{deals} deals", file=sys.stderr, flush=True)
-    label = a + ("[" + ",".join(f"{k}={v}" for k, v in a_set) + "]" if a_set else "")
-    return ArenaResult(label, b, players, bidding, deals, records, time.perf_counter() - start)
+    return ArenaResult(
+        a_label(a, a_set), b, players, bidding, deals, records, time.perf_counter() - start
+    )
 
 
 def paired_difference(x: ArenaResult, y: ArenaResult) -> tuple[int, float, float, int]:
@@ -305,33 +321,49 @@ def paired_difference(x: ArenaResult, y: ArenaResult) -> tuple[int, float, float
     return len(deals), mean, se, changed
 
 
-def save_records(path: str, result: ArenaResult, seed: int, budget: float | None) -> None:
-    """Append a run to a JSON-lines file: one line per hand, then one for the run.
+class RecordWriter:
+    """Appends a run to a JSON-lines file: one line per hand, written and flushed
+    as each deal ends, then one line for the run.
 
     Long measurements are split into runs on disjoint seeds (several sittings, or
-    several sessions) and pooled with ``--merge``.
+    several sessions) and pooled with ``--merge``; a run cut off midway keeps the
+    deals it finished (their lines carry everything ``--merge`` needs).
     """
-    setting = {
-        "a": result.a,
-        "b": result.b,
-        "players": result.players,
-        "bidding": result.bidding,
-        "budget": budget,
-    }
-    with open(path, "a", encoding="utf-8") as f:
-        for r in result.records:
-            line = {
-                **setting,
-                "deal": r.deal,
-                "seating": list(r.seating),
-                "points": list(r.points),
-                "winner": r.winner,
-                "kot": r.kot,
-                "times": [[round(t, 6) for t in r.times[0]], [round(t, 6) for t in r.times[1]]],
-            }
+
+    def __init__(
+        self, path: str, a: str, b: str, players: int, bidding: bool, budget: float | None
+    ) -> None:
+        self.path = path
+        self.setting = {"a": a, "b": b, "players": players, "bidding": bidding, "budget": budget}
+
+    def hands(self, records: list[HandRecord]) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            for r in records:
+                line = {
+                    **self.setting,
+                    "deal": r.deal,
+                    "seating": list(r.seating),
+                    "points": list(r.points),
+                    "winner": r.winner,
+                    "kot": r.kot,
+                    "times": [
+                        [round(t, 6) for t in r.times[0]],
+                        [round(t, 6) for t in r.times[1]],
+                    ],
+                }
+                f.write(json.dumps(line) + "\n")
+
+    def run(self, seed: int, deals: int, seconds: float) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            line = {**self.setting, "run": {"seed": seed, "deals": deals, "seconds": seconds}}
             f.write(json.dumps(line) + "\n")
-        run = {**setting, "run": {"seed": seed, "deals": result.deals, "seconds": result.seconds}}
-        f.write(json.dumps(run) + "\n")
+
+
+def save_records(path: str, result: ArenaResult, seed: int, budget: float | None) -> None:
+    """Append a finished run to a JSON-lines file (see :class:`RecordWriter`)."""
+    w = RecordWriter(path, result.a, result.b, result.players, result.bidding, budget)
+    w.hands(result.records)
+    w.run(seed, result.deals, result.seconds)
 
 
 def load_records(paths: list[str]) -> ArenaResult:
@@ -423,10 +455,20 @@ def main(argv: list[str] | None = None) -> None:
     if args.compare:
         x, y = (load_records([f]) for f in args.compare)
         n, mean, se, changed = paired_difference(x, y)
+        common = {r.deal for r in x.records} & {r.deal for r in y.records}
+
+        def share(r: ArenaResult) -> float:
+            won = [
+                1.0 if h.winner == 0 else 0.5 if h.winner is None else 0.0
+                for h in r.records
+                if h.deal in common
+            ]
+            return statistics.fmean(won)
+
         print(
             f"{x.a} minus {y.a} (against {x.b}), {n} deals played in both: "
             f"{mean * 100:+.1f} points of hands won (SE {se * 100:.1f}); "
-            f"{x.hand_wins() / x.hands:.1%} vs {y.hand_wins() / y.hands:.1%} overall; "
+            f"on those deals {share(x):.1%} vs {share(y):.1%}; "
             f"{changed} deals with a different result"
         )
         return
@@ -436,6 +478,11 @@ def main(argv: list[str] | None = None) -> None:
         _tuned(make_player(args.a), settings)
     except ValueError as e:
         p.error(str(e))
+    writer = None
+    if args.out:
+        writer = RecordWriter(
+            args.out, a_label(args.a, settings), args.b, players, args.bidding, args.budget
+        )
     result = run_arena(
         args.a,
         args.b,
@@ -447,9 +494,10 @@ def main(argv: list[str] | None = None) -> None:
         args.bidding,
         args.progress,
         settings,
+        on_deal=writer.hands if writer else None,
     )
-    if args.out:
-        save_records(args.out, result, args.seed, args.budget)
+    if writer:
+        writer.run(args.seed, result.deals, result.seconds)
     print(result.report())
 
 

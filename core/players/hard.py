@@ -476,6 +476,11 @@ class HardPlayer(RulePlayer):
     candidates_early = 6
     candidates_late = 2
     candidates_max = 8
+    #: ... and more, up to ``candidates_max``, while their weights add up to less.
+    candidate_weight = 1.0
+    #: 4 players: add this times the result of a rule-based playout of the sampled
+    #: deal to each card's double-dummy score (0: double dummy only).
+    playout_weight = 0.0
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -577,7 +582,9 @@ class HardPlayer(RulePlayer):
             least = (self.candidates_early if yes_no else self.candidates_late) if infer else 1
             cands: list[tuple[list[CardSet], float]] = []
             total_w = 0.0
-            while len(cands) < least or (total_w < 1.0 and len(cands) < self.candidates_max):
+            while len(cands) < least or (
+                total_w < self.candidate_weight and len(cands) < self.candidates_max
+            ):
                 hands = _view_sample(view, know, self.rng)
                 w = play_likelihood(view, hands, surprise) if infer else 1.0
                 cands.append((hands, w))
@@ -618,6 +625,14 @@ class HardPlayer(RulePlayer):
                     ours = won_us + t
                     theirs = won_them + left - t
                     row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
+            if self.playout_weight:
+                base = SearchMatch.from_view(view, hands)
+                before = list(base.scores)
+                for c in cards:
+                    m = base.copy()
+                    m.play(me, c)
+                    playout(m, know.voids)
+                    row[c] += self.playout_weight * _hand_value(m, me, before)
             for c in cards:
                 totals[c] += weight * row[c]
             rows.append((weight, row))

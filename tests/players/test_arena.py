@@ -95,3 +95,27 @@ def test_settings_of_a_reach_the_player_and_runs_compare_deal_by_deal(tmp_path) 
         run_arena("normal", "random", deals=1, a_set=(("randomness", "0"),))
     with pytest.raises(ValueError, match="no setting"):
         run_arena("hard", "random", deals=1, a_set=(("time_budget_typo", "1"),))
+
+
+def test_a_run_cut_off_keeps_the_deals_it_finished(tmp_path) -> None:
+    from core.arena import RecordWriter, load_records
+
+    path = str(tmp_path / "cut.jsonl")
+    writer = RecordWriter(path, "normal", "random", 4, False, None)
+    seen: list[int] = []
+
+    def on_deal(recs) -> None:
+        writer.hands(recs)
+        seen.append(recs[0].deal)
+        if len(seen) == 3:
+            raise KeyboardInterrupt  # the sitting ends midway: no run line is written
+
+    with pytest.raises(KeyboardInterrupt):
+        run_arena("normal", "random", players=4, deals=6, seed=950, on_deal=on_deal)
+    kept = load_records([path])
+    assert seen == [950, 951, 952]
+    assert kept.deals == 3 and kept.hands == 6
+    full = run_arena("normal", "random", players=4, deals=3, seed=950)
+    assert [(r.deal, r.seating, r.points, r.winner) for r in kept.records] == [
+        (r.deal, r.seating, r.points, r.winner) for r in full.records
+    ]
