@@ -201,6 +201,30 @@ class ArenaResult:
     def kots(self, who: int) -> int:
         return sum(1 for r in self.records if r.kot and r.winner == who)
 
+    def by_role(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """4 players: A's hands (won, played) when its side held the hakem, then
+        when it defended. The hakem is the deal's first-ace draw."""
+        variant = _variant(self.players, self.bidding)
+        hakem: dict[int, int] = {}
+        won = [0, 0]
+        played = [0, 0]
+        for r in self.records:
+            if r.deal not in hakem:
+                hakem[r.deal] = Match.new(variant, r.deal)[0].hakem  # type: ignore[assignment]
+            role = 0 if r.seating[hakem[r.deal]] == 0 else 1
+            played[role] += 1
+            won[role] += r.winner == 0
+        return (won[0], played[0]), (won[1], played[1])
+
+    def deal_outcomes(self) -> tuple[int, int, int]:
+        """Deals whose every seating A won, deals split, deals B won every time."""
+        per: dict[int, list[int | None]] = {}
+        for r in self.records:
+            per.setdefault(r.deal, []).append(r.winner)
+        both = sum(1 for w in per.values() if all(x == 0 for x in w))
+        neither = sum(1 for w in per.values() if all(x == 1 for x in w))
+        return both, len(per) - both - neither, neither
+
     def times(self, who: int) -> list[float]:
         out: list[float] = []
         for r in self.records:
@@ -232,6 +256,18 @@ class ArenaResult:
         if not self.bidding:
             lines.append(
                 f"  kot / hakem-kot hands: won by A {self.kots(0) / n:.1%}, won by B {self.kots(1) / n:.1%}"
+            )
+        if self.players == 4 and not self.bidding:
+            (hw, hn), (dw, dn) = self.by_role()
+            if hn and dn:
+                lines.append(
+                    f"  hands won by A as the hakem's side: {hw}/{hn} = {hw / hn:.1%}; "
+                    f"as defenders: {dw}/{dn} = {dw / dn:.1%}"
+                )
+            both, split, neither = self.deal_outcomes()
+            lines.append(
+                f"  deals (both seatings) won twice by A: {both}, split: {split}, "
+                f"won twice by B: {neither}"
             )
         for who, name in ((0, self.a), (1, self.b)):
             ts = sorted(self.times(who))

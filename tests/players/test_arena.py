@@ -119,3 +119,26 @@ def test_a_run_cut_off_keeps_the_deals_it_finished(tmp_path) -> None:
     assert [(r.deal, r.seating, r.points, r.winner) for r in kept.records] == [
         (r.deal, r.seating, r.points, r.winner) for r in full.records
     ]
+
+
+def test_four_player_report_splits_hands_by_role() -> None:
+    """The hakem's side wins both seatings of one deal, A wins both of another."""
+    from core.arena import ArenaResult, HandRecord
+    from core.match import Match
+    from core.variant import Variant
+
+    records = []
+    for deal, hakem_side_wins in ((501, True), (502, False)):
+        hakem = Match.new(Variant(players=4), deal)[0].hakem
+        for seating in ((0, 1, 0, 1), (1, 0, 1, 0)):
+            a_is_hakem = seating[hakem] == 0
+            winner = (0 if a_is_hakem else 1) if hakem_side_wins else 0
+            records.append(
+                HandRecord(deal, seating, (1, 0) if winner == 0 else (0, 1), winner, False)
+            )
+    r = ArenaResult("x", "y", 4, False, 2, records, 0.0)
+    assert r.by_role() == ((2, 2), (1, 2))
+    assert r.deal_outcomes() == (1, 1, 0)
+    text = r.report()
+    assert "as the hakem's side: 2/2 = 100.0%; as defenders: 1/2 = 50.0%" in text
+    assert "won twice by A: 1, split: 1, won twice by B: 0" in text
