@@ -11,8 +11,8 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   count of each card maps exactly onto won/lost. A 7-0 (kot) is approximated by
   "takes every remaining trick". Each card's score on a sample adds the result of a
   rule-based playout of that deal (``playout_weight``): double dummy assumes every
-  seat sees every card, the playout how people go on; the blend wins more hands
-  than either view alone would suggest (core/players/RESULTS.md). Sampled deals are
+  seat sees every card, the playout how people tend to go on; the blend measured
+  better than double dummy alone (core/players/RESULTS.md). Sampled deals are
   weighted by how well the rules explain the others' past plays (:mod:`.inference`).
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
   ``Match.play``), and an exact search of the whole ending (alpha-beta for two
