@@ -216,11 +216,16 @@ class ArenaResult:
             won[role] += r.winner == 0
         return (won[0], played[0]), (won[1], played[1])
 
-    def deal_outcomes(self) -> tuple[int, int, int]:
-        """Deals whose every seating A won, deals split, deals B won every time."""
+    def winners_by_deal(self) -> dict[int, list[int | None]]:
+        """Each deal's winners, one per seating played."""
         per: dict[int, list[int | None]] = {}
         for r in self.records:
             per.setdefault(r.deal, []).append(r.winner)
+        return per
+
+    def deal_outcomes(self) -> tuple[int, int, int]:
+        """Deals whose every seating A won, deals split, deals B won every time."""
+        per = self.winners_by_deal()
         both = sum(1 for w in per.values() if all(x == 0 for x in w))
         neither = sum(1 for w in per.values() if all(x == 1 for x in w))
         return both, len(per) - both - neither, neither
@@ -337,11 +342,10 @@ def paired_difference(x: ArenaResult, y: ArenaResult) -> tuple[int, float, float
     luck cancels within the deal as well as between the runs."""
 
     def per_deal(r: ArenaResult) -> dict[int, list[float]]:
-        out: dict[int, list[float]] = {}
-        for h in r.records:
-            won = 1.0 if h.winner == 0 else 0.5 if h.winner is None else 0.0
-            out.setdefault(h.deal, []).append(won)
-        return out
+        return {
+            deal: [1.0 if w == 0 else 0.5 if w is None else 0.0 for w in winners]
+            for deal, winners in r.winners_by_deal().items()
+        }
 
     if (x.b, x.players, x.bidding) != (y.b, y.players, y.bidding):
         raise ValueError("the two runs are not of the same game against the same B")

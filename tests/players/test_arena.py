@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.arena import run_arena, seatings, wilson
+from core.arena import ArenaResult, HandRecord, run_arena, seatings, wilson
+from core.match import Match
+from core.variant import Variant
 
 
 def test_wilson_and_seatings() -> None:
@@ -124,10 +126,6 @@ def test_a_run_cut_off_keeps_the_deals_it_finished(tmp_path) -> None:
 
 def test_four_player_report_splits_hands_by_role() -> None:
     """The hakem's side wins both seatings of one deal, A wins both of another."""
-    from core.arena import ArenaResult, HandRecord
-    from core.match import Match
-    from core.variant import Variant
-
     records = []
     for deal, hakem_side_wins in ((501, True), (502, False)):
         hakem = Match.new(Variant(players=4), deal)[0].hakem
