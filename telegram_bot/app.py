@@ -77,9 +77,10 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         await migrate(settings.database_url)
         engine = create_engine(settings.database_url)
         app.bot_data["engine"] = engine
+        sessions = session_factory(engine)
         service = GameService(
-            session_factory(engine),
-            Outbox(app.bot),
+            sessions,
+            Outbox(app.bot, sessions),
             ServiceConfig(
                 bot_username=app.bot.username,
                 computer_delay=settings.computer_delay,

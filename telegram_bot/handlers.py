@@ -106,6 +106,7 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _reply(update, answer.text or tr("You joined the game"))
         return
     await _reply(update, tr(WELCOME))
+    await svc.player_returns(user.id)
 
 
 async def _false() -> bool:

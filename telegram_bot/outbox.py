@@ -1,36 +1,63 @@
-"""Sending and editing messages without ever stalling a game.
+"""The durable outbox: every message the bot decides on reaches Telegram, once.
 
-Edits are fire-and-forget: the game logic records the state a message should show,
-and one task per message sends the newest state when it can. States that arrive
-while an edit is in flight are coalesced (only the last is sent), edits that would
-not change the message are skipped before they are sent, and a 429 Too Many
-Requests only delays that message. Blocked users and removed groups are logged and
-skipped; nothing here raises into a handler.
+A move decides what to show (the table edited, a hand dealt, "match over" sent) in
+the same database transaction that stores it: :meth:`Outbox.send`, :meth:`Outbox.edit`
+and :meth:`Outbox.delete` add rows to the ``outbox`` table through the caller's session.
+After the commit one drain task per chat carries the rows out in order and deletes each
+one once Telegram has taken it. So a crash or a kill at any moment loses nothing: the
+next start (:meth:`Outbox.start`) drains whatever is left.
+
+- Coalesced: a new edit of a message replaces the edits of it still waiting, so only
+  the newest state is sent, never one older than what was already shown; an edit equal
+  to what the message shows (or is about to show) is not sent at all.
+- A 429 delays the chat's messages by Telegram's ``retry_after``, a network error
+  retries with backoff: a decided message is delayed, never dropped.
+- A chat that refuses the bot (blocked, removed) has its waiting messages dropped; a
+  message deleted by someone is posted again when its slot (a game's table, a player's
+  hand) is next edited.
+- Expected API errors are logged as one line; nothing here raises into a handler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
-from telegram import Bot, InlineKeyboardMarkup, Message
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+
+from .storage import repo
+from .storage.models import OutboxMessage, utcnow
 
 __all__ = ["Outbox"]
 
 log = logging.getLogger(__name__)
 
-Key = tuple[int, int]
-Signature = tuple[str, str | None]
+#: How many rows of one chat a drain reads at a time.
+_BATCH = 32
+#: Attempts before a message that fails in an unexpected way is given up.
+_MAX_UNEXPECTED = 5
+#: Remembered signatures (what each message shows); a forgotten one costs one edit.
+_SHOWN_LIMIT = 8192
 
-_MAX_RETRIES = 5
+
+def _markup_json(markup: InlineKeyboardMarkup | None) -> str | None:
+    if markup is None:
+        return None
+    return json.dumps(markup.to_dict(), ensure_ascii=False, sort_keys=True)
 
 
-def _signature(text: str, markup: InlineKeyboardMarkup | None) -> Signature:
-    return text, markup.to_json() if markup is not None else None
+def _target(chat_id: int, slot: str | None, message_id: int | None) -> str:
+    return f"{chat_id}/{slot if slot is not None else message_id}"
 
 
 def _retry_after_seconds(exc: RetryAfter) -> float:
@@ -38,140 +65,364 @@ def _retry_after_seconds(exc: RetryAfter) -> float:
     return ra.total_seconds() if hasattr(ra, "total_seconds") else float(ra)
 
 
+class _Lru(OrderedDict[str, str]):
+    def remember(self, key: str, value: str) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > _SHOWN_LIMIT:
+            self.popitem(last=False)
+
+
 class Outbox:
-    def __init__(self, bot: Bot) -> None:
+    def __init__(self, bot: Bot, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.bot = bot
-        self._want: dict[Key, tuple[str, InlineKeyboardMarkup | None, Signature]] = {}
-        self._shown: dict[Key, Signature] = {}
-        self._tasks: dict[Key, asyncio.Task[None]] = {}
-        #: Called with (chat_id, message_id) when a message to edit is gone.
-        self.on_lost: Callable[[int, int], Awaitable[None]] | None = None
-        self.skipped = 0
+        self.sessions = sessions
+        self._drains: dict[int, asyncio.Task[None]] = {}
+        self._rekicked: set[int] = set()
+        # What each target shows, and the newest state committed for it.
+        self._shown = _Lru()
+        self._wanted = _Lru()
+        self._closing = False
+        #: Counts of what happened (sent, edited, skipped, retried, dropped, ...).
+        self.stats: Counter[str] = Counter()
 
-    # ------------------------------------------------------------------ edits
+    # -------------------------------------------------------------- deciding
 
-    def edit(
-        self, chat_id: int, message_id: int | None, text: str, markup: InlineKeyboardMarkup | None
-    ) -> None:
-        """Make the message show ``text`` and ``markup`` soon; returns at once."""
-        if message_id is None:
-            return
-        key = (chat_id, message_id)
-        sig = _signature(text, markup)
-        if key not in self._want and self._shown.get(key) == sig:
-            self.skipped += 1
-            return
-        self._want[key] = (text, markup, sig)
-        task = self._tasks.get(key)
-        if task is None or task.done():
-            self._tasks[key] = asyncio.create_task(self._drain(key), name=f"edit {key}")
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A transaction whose outbox rows are drained once it has committed."""
+        async with self.sessions.begin() as s:
+            s.info["outbox_chats"] = set()
+            s.info["outbox_wanted"] = {}
+            yield s
+        self._committed(s)
 
-    def remember(
-        self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None
-    ) -> None:
-        """Record what a message shows (after sending it), so equal edits are skipped."""
-        self._shown[(chat_id, message_id)] = _signature(text, markup)
+    def _committed(self, s: AsyncSession) -> None:
+        for target, sig in s.info.pop("outbox_wanted", {}).items():
+            if sig is None:
+                self._wanted.pop(target, None)
+            else:
+                self._wanted.remember(target, sig)
+        for chat_id in s.info.pop("outbox_chats", ()):
+            self.kick(chat_id)
 
-    async def _drain(self, key: Key) -> None:
-        retries = 0
-        while key in self._want:
-            text, markup, sig = self._want.pop(key)
-            if self._shown.get(key) == sig:
-                self.skipped += 1
-                continue
-            try:
-                await self.bot.edit_message_text(
-                    chat_id=key[0],
-                    message_id=key[1],
-                    text=text,
-                    reply_markup=markup,
-                    parse_mode=ParseMode.HTML,
-                    disable_web_page_preview=True,
-                )
-                self._shown[key] = sig
-                retries = 0
-            except RetryAfter as exc:
-                # Keep the newest wanted state; wait out the flood limit for this
-                # message only.
-                self._want.setdefault(key, (text, markup, sig))
-                await asyncio.sleep(_retry_after_seconds(exc))
-            except BadRequest as exc:
-                msg = str(exc).lower()
-                if "not modified" in msg:
-                    self._shown[key] = sig
-                elif "not found" in msg or "can't be edited" in msg:
-                    log.warning("message %s is gone: %s", key, exc)
-                    self._shown.pop(key, None)
-                    if self.on_lost is not None:
-                        await self._safe(self.on_lost(*key))
-                else:
-                    log.error("edit of %s refused: %s", key, exc)
-            except Forbidden as exc:
-                log.info("cannot edit %s: %s", key, exc)
-            except (TimedOut, NetworkError) as exc:
-                retries += 1
-                log.warning("edit of %s failed (%s), retry %d", key, exc, retries)
-                if retries <= _MAX_RETRIES:
-                    self._want.setdefault(key, (text, markup, sig))
-                    await asyncio.sleep(min(2**retries, 30))
-                else:
-                    log.error("giving up on edit of %s: %s", key, exc)
-            except Exception:  # never let one message kill the drain task
-                log.exception("edit of %s failed", key)
-
-    async def _safe(self, coro: Awaitable[Any]) -> None:
-        try:
-            await coro
-        except Exception:
-            log.exception("on_lost hook failed")
-
-    # ------------------------------------------------------------------ sends
+    def _note(self, s: AsyncSession, chat_id: int) -> None:
+        chats = s.info.get("outbox_chats")
+        if chats is None:
+            raise RuntimeError("outbox rows need a session from Outbox.transaction()")
+        chats.add(chat_id)
 
     async def send(
-        self, chat_id: int, text: str, markup: InlineKeyboardMarkup | None = None
-    ) -> Message | None:
-        """Send a new message; None if the chat refuses the bot. Retries 429s."""
-        for attempt in range(_MAX_RETRIES):
-            try:
+        self,
+        s: AsyncSession,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        *,
+        slot: str | None = None,
+    ) -> None:
+        """Send a new message (bound to ``slot`` once sent, if given)."""
+        self._note(s, chat_id)
+        s.add(
+            OutboxMessage(
+                chat_id=chat_id, op="send", slot=slot, text=text, markup=_markup_json(markup)
+            )
+        )
+        if slot is not None:
+            target = _target(chat_id, slot, None)
+            s.info["outbox_wanted"][target] = _signature(text, _markup_json(markup))
+        await s.flush()
+
+    async def edit(
+        self,
+        s: AsyncSession,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        *,
+        slot: str | None = None,
+        message_id: int | None = None,
+    ) -> None:
+        """Make a message (named by ``slot`` or ``message_id``) show this, soon."""
+        if slot is None and message_id is None:
+            return
+        markup_json = _markup_json(markup)
+        sig = _signature(text, markup_json)
+        target = _target(chat_id, slot, message_id)
+        wanted = s.info.get("outbox_wanted", {})
+        if wanted.get(target, self._wanted.get(target)) == sig:
+            self.stats["skipped"] += 1
+            return
+        self._note(s, chat_id)
+        # Only the newest state of a message is worth sending.
+        await s.execute(
+            delete(OutboxMessage).where(
+                OutboxMessage.chat_id == chat_id,
+                OutboxMessage.op == "edit",
+                OutboxMessage.slot == slot
+                if slot is not None
+                else OutboxMessage.message_id == message_id,
+            )
+        )
+        s.add(
+            OutboxMessage(
+                chat_id=chat_id,
+                op="edit",
+                slot=slot,
+                message_id=message_id,
+                text=text,
+                markup=markup_json,
+            )
+        )
+        wanted[target] = sig
+        await s.flush()
+
+    async def delete(
+        self,
+        s: AsyncSession,
+        chat_id: int,
+        *,
+        slot: str | None = None,
+        message_id: int | None = None,
+    ) -> None:
+        """Delete a message (named by ``slot`` or ``message_id``)."""
+        self._note(s, chat_id)
+        s.add(OutboxMessage(chat_id=chat_id, op="delete", slot=slot, message_id=message_id))
+        s.info["outbox_wanted"][_target(chat_id, slot, message_id)] = None
+        await s.flush()
+
+    def forget_chat(self, chat_id: int) -> None:
+        """Forget what the chat's messages show (they may be stale): the next edit of
+        each is sent even if it looks unchanged."""
+        prefix = f"{chat_id}/"
+        for lru in (self._shown, self._wanted):
+            for key in [k for k in lru if k.startswith(prefix)]:
+                del lru[key]
+
+    # -------------------------------------------------------------- draining
+
+    def kick(self, chat_id: int) -> None:
+        """Make sure the chat's waiting rows are being carried out."""
+        if self._closing:
+            return
+        task = self._drains.get(chat_id)
+        if task is not None and not task.done():
+            self._rekicked.add(chat_id)
+            return
+        self._drains[chat_id] = asyncio.create_task(self._drain(chat_id), name=f"outbox {chat_id}")
+
+    async def start(self) -> int:
+        """After a (re)start: drain what an earlier run decided and did not send."""
+        self._closing = False
+        async with self.sessions() as s:
+            chats = (await s.scalars(select(OutboxMessage.chat_id).distinct())).all()
+        for chat_id in chats:
+            self.kick(chat_id)
+        return len(chats)
+
+    def pending(self, private_only: bool = False) -> int:
+        """Chats whose messages are still being carried out (``private_only``: of people)."""
+        return sum(
+            1
+            for chat_id, task in self._drains.items()
+            if not task.done() and (chat_id > 0 or not private_only)
+        )
+
+    async def idle(self, private_only: bool = False) -> None:
+        """Until every decided message is out (or, ``private_only``, those to people)."""
+        while True:
+            tasks = [
+                t for c, t in self._drains.items() if not t.done() and (c > 0 or not private_only)
+            ]
+            if not tasks:
+                return
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self, timeout: float = 10.0) -> None:
+        """A graceful stop: give the drains ``timeout`` seconds, then stop them (what is
+        left stays stored for the next start)."""
+        tasks = [t for t in self._drains.values() if not t.done()]
+        if tasks:
+            _done, left = await asyncio.wait(tasks, timeout=timeout)
+            if left:
+                log.warning("stopping with messages of %d chat(s) still queued", len(left))
+        self._closing = True
+        tasks = [t for t in self._drains.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._drains.clear()
+
+    async def _drain(self, chat_id: int) -> None:
+        try:
+            while True:
+                self._rekicked.discard(chat_id)
+                async with self.sessions() as s:
+                    rows = list(
+                        (
+                            await s.scalars(
+                                select(OutboxMessage)
+                                .where(OutboxMessage.chat_id == chat_id)
+                                .order_by(OutboxMessage.id)
+                                .limit(_BATCH)
+                            )
+                        ).all()
+                    )
+                    s.expunge_all()
+                if not rows:
+                    if chat_id in self._rekicked:
+                        continue
+                    return
+                await self._carry_out(rows)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a database error: the rows stay; the next kick retries
+            log.exception("outbox drain of chat %s failed", chat_id)
+        finally:
+            if self._drains.get(chat_id) is asyncio.current_task():
+                del self._drains[chat_id]
+
+    async def _carry_out(self, rows: list[OutboxMessage]) -> None:
+        for i, row in enumerate(rows):
+            if row.op == "edit" and any(
+                later.op == "edit" and (later.slot, later.message_id) == (row.slot, row.message_id)
+                for later in rows[i + 1 :]
+            ):
+                await self._finish(row)  # a newer state of the same message follows
+                continue
+            if row.not_before is not None:
+                wait = (row.not_before - utcnow()).total_seconds()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+            if not await self._deliver(row):
+                return  # changed or rescheduled: read the chat's rows again
+
+    async def _deliver(self, row: OutboxMessage) -> bool:
+        """Carry out one row. True when it is done with; False to read the rows again."""
+        chat_id = row.chat_id
+        message_id = row.message_id
+        if row.op != "send" and row.slot is not None:
+            async with self.sessions() as s:
+                message_id = await repo.slot_message_id(s, row.slot)
+            if message_id is None:  # never sent (the chat refused it): nothing to change
+                self.stats["dropped"] += 1
+                await self._finish(row)
+                return True
+        target = _target(chat_id, row.slot, row.message_id)
+        sig = _signature(row.text or "", row.markup)
+        if row.op == "edit" and self._shown.get(target) == sig:
+            self.stats["skipped"] += 1
+            await self._finish(row)
+            return True
+        markup = (
+            InlineKeyboardMarkup.de_json(json.loads(row.markup), None) if row.markup else None
+        )
+        try:
+            if row.op == "send":
                 message = await self.bot.send_message(
                     chat_id=chat_id,
-                    text=text,
+                    text=row.text or "",
                     reply_markup=markup,
                     parse_mode=ParseMode.HTML,
                     disable_web_page_preview=True,
                 )
-                self.remember(chat_id, message.message_id, text, markup)
-                return message
-            except RetryAfter as exc:
-                await asyncio.sleep(_retry_after_seconds(exc))
-            except Forbidden as exc:
-                log.info("cannot send to %s: %s", chat_id, exc)
-                return None
-            except BadRequest as exc:
-                log.error("send to %s refused: %s", chat_id, exc)
-                return None
-            except (TimedOut, NetworkError) as exc:
-                log.warning("send to %s failed (%s), attempt %d", chat_id, exc, attempt + 1)
-                await asyncio.sleep(min(2**attempt, 10))
-        return None
+                self.stats["sent"] += 1
+                if row.slot is not None:
+                    self._shown.remember(target, sig)
+                await self._finish(row, bind=message.message_id)
+            elif row.op == "edit":
+                await self.bot.edit_message_text(
+                    chat_id=chat_id,
+                    message_id=message_id,
+                    text=row.text or "",
+                    reply_markup=markup,
+                    parse_mode=ParseMode.HTML,
+                    disable_web_page_preview=True,
+                )
+                self.stats["edited"] += 1
+                self._shown.remember(target, sig)
+                await self._finish(row)
+            else:
+                await self.bot.delete_message(chat_id=chat_id, message_id=message_id)
+                self.stats["deleted"] += 1
+                self._shown.pop(target, None)
+                await self._finish(row, bind=None)
+            return True
+        except RetryAfter as exc:
+            wait = _retry_after_seconds(exc)
+            log.info("%s to %s: flood limit, retrying in %.0f s", row.op, chat_id, wait)
+            self.stats["retried"] += 1
+            await self._reschedule(row, utcnow() + timedelta(seconds=wait))
+            return False
+        except Forbidden as exc:
+            log.info("chat %s refuses the bot (%s): its waiting messages are dropped", chat_id, exc)
+            self.stats["dropped"] += 1
+            async with self.sessions.begin() as s:
+                await s.execute(delete(OutboxMessage).where(OutboxMessage.chat_id == chat_id))
+            self.forget_chat(chat_id)
+            return False
+        except BadRequest as exc:
+            return await self._refused(row, str(exc), target, sig)
+        except (TimedOut, NetworkError) as exc:
+            backoff = min(2.0 ** min(row.attempts, 5), 30.0)
+            log.warning("%s to %s failed (%s); retrying in %.0f s", row.op, chat_id, exc, backoff)
+            self.stats["retried"] += 1
+            await self._reschedule(row, utcnow() + timedelta(seconds=backoff))
+            return False
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s to %s failed", row.op, chat_id)
+            if row.attempts + 1 >= _MAX_UNEXPECTED:
+                self.stats["dropped"] += 1
+                await self._finish(row)
+                return True
+            await self._reschedule(row, utcnow() + timedelta(seconds=1))
+            return False
 
-    def send_later(
-        self, chat_id: int, text: str, markup: InlineKeyboardMarkup | None = None
-    ) -> None:
-        """Send without waiting (announcements the game does not depend on)."""
-        task = asyncio.create_task(self.send(chat_id, text, markup), name=f"send {chat_id}")
-        self._tasks[(chat_id, -id(task))] = task
+    async def _refused(self, row: OutboxMessage, error: str, target: str, sig: str) -> bool:
+        msg = error.lower()
+        if "not modified" in msg:
+            self.stats["not_modified"] += 1
+            self._shown.remember(target, sig)
+            await self._finish(row)
+            return True
+        gone = "not found" in msg or "can't be edited" in msg or "can't be deleted" in msg
+        if gone and row.op == "edit" and row.slot is not None:
+            # Someone deleted the table or a hand: post it again, and bind the new one.
+            log.info("message %s in %s is gone (%s): posting it again", target, row.chat_id, error)
+            self._shown.pop(target, None)
+            async with self.sessions.begin() as s:
+                await s.execute(
+                    update(OutboxMessage)
+                    .where(OutboxMessage.id == row.id)
+                    .values(op="send", message_id=None)
+                )
+            return False
+        if gone and row.op == "delete":
+            await self._finish(row, bind=None)
+            return True
+        log.warning("%s to %s refused: %s", row.op, row.chat_id, error)
+        self.stats["dropped"] += 1
+        self._wanted.pop(target, None)
+        await self._finish(row)
+        return True
 
-    async def idle(self, private_only: bool = False) -> None:
-        """Wait until every queued edit and send is done (tests and shutdown), or with
-        ``private_only`` those to private chats (group edits may be rate limited)."""
-        while True:
-            pending = [
-                t
-                for (chat_id, _), t in self._tasks.items()
-                if not t.done() and (chat_id > 0 or not private_only)
-            ]
-            if not pending:
-                break
-            await asyncio.gather(*pending, return_exceptions=True)
-        self._tasks = {k: t for k, t in self._tasks.items() if not t.done()}
+    async def _finish(self, row: OutboxMessage, bind: Any = ...) -> None:
+        """The row is done with: delete it (and bind its slot, in the same transaction)."""
+        async with self.sessions.begin() as s:
+            await s.execute(delete(OutboxMessage).where(OutboxMessage.id == row.id))
+            if bind is not ... and row.slot is not None:
+                await repo.bind_slot(s, row.slot, bind)
+
+    async def _reschedule(self, row: OutboxMessage, when: Any) -> None:
+        async with self.sessions.begin() as s:
+            await s.execute(
+                update(OutboxMessage)
+                .where(OutboxMessage.id == row.id)
+                .values(not_before=when, attempts=OutboxMessage.attempts + 1)
+            )
+
+
+def _signature(text: str, markup_json: str | None) -> str:
+    return f"{text}\x00{markup_json or ''}"

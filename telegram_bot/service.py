@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram import InlineKeyboardMarkup
 
 from core import (
     Action,
@@ -112,7 +113,6 @@ class GameService:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}
         self._matches_started = 0
-        outbox.on_lost = self._message_lost
 
     # ---------------------------------------------------------------- languages
 
@@ -144,7 +144,7 @@ class GameService:
         self, chat_id: int, chat_type: str, title: str | None, user: Any
     ) -> str | None:
         """/newgame: post a lobby. Returns an error text, or None on success."""
-        async with self.sessions.begin() as s:
+        async with self.outbox.transaction() as s:
             chat = await repo.get_or_create_chat(s, chat_id, chat_type, title)
             tr = get_translator(chat.language)
             db_user = await repo.get_or_create_user(
@@ -161,17 +161,13 @@ class GameService:
                 game = await repo.create_game(s, chat_id, user.id, seats, settings)
             except repo.ActiveGameExistsError:  # another /newgame won the race
                 return tr("A game is already running in this group. Finish it or cancel it first.")
-        message = await self.outbox.send(
-            chat_id,
-            render.lobby_text(game, tr),
-            render.lobby_keyboard(game, tr, self.config.bot_username),
-        )
-        if message is not None:
-            async with self._locks[game.id], self.sessions.begin() as s:
-                fresh = await repo.get_game(s, game.id)
-                if fresh is not None:
-                    fresh.table_message_id = message.message_id
-                    await repo.save_game(s, fresh, fresh.move)
+            await self.outbox.send(
+                s,
+                chat_id,
+                render.lobby_text(game, tr),
+                render.lobby_keyboard(game, tr, self.config.bot_username),
+                slot=repo.table_slot(game.id),
+            )
         return None
 
     async def lobby_action(
@@ -179,7 +175,7 @@ class GameService:
     ) -> Answer:
         """Join, leave, add a computer, settings, start or cancel a lobby."""
         async with self._locks[game_id]:
-            async with self.sessions.begin() as s:
+            async with self.outbox.transaction() as s:
                 game = await repo.get_game(s, game_id)
                 db_user = await repo.get_or_create_user(
                     s, user.id, user.first_name, user.username, user.language_code
@@ -230,24 +226,19 @@ class GameService:
                     if action == "c":
                         game.status = "cancelled"
                         await repo.save_game(s, game, game.move)
-                        self.outbox.edit(
-                            game.chat_id,
-                            game.table_message_id,
-                            gtr("The game was cancelled."),
-                            None,
-                        )
+                        await self._show_table(s, game, gtr("The game was cancelled."), None)
                         return Answer(tr("The game was cancelled."))
                     if action == "o":
                         return await self._settings(s, game, seats, arg, tr, gtr)
                     return await self._start(s, game, seats, tr, gtr)
                 game.seats = seats
                 await repo.save_game(s, game, game.move)
-        self.outbox.edit(
-            game.chat_id,
-            game.table_message_id,
-            render.lobby_text(game, gtr),
-            render.lobby_keyboard(game, gtr, self.config.bot_username),
-        )
+                await self._show_table(
+                    s,
+                    game,
+                    render.lobby_text(game, gtr),
+                    render.lobby_keyboard(game, gtr, self.config.bot_username),
+                )
         return answer
 
     async def _settings(
@@ -260,9 +251,7 @@ class GameService:
                 if arg == ""
                 else render.lobby_keyboard(game, gtr, self.config.bot_username)
             )
-            self.outbox.edit(
-                game.chat_id, game.table_message_id, render.lobby_text(game, gtr), keyboard
-            )
+            await self._show_table(s, game, render.lobby_text(game, gtr), keyboard)
             return Answer()
         name, _, value = arg.partition("=")
         parsed: Any
@@ -299,11 +288,8 @@ class GameService:
         game.seats = seats
         game.settings = settings
         await repo.save_game(s, game, game.move)
-        self.outbox.edit(
-            game.chat_id,
-            game.table_message_id,
-            render.lobby_text(game, gtr),
-            render.settings_keyboard(game, gtr),
+        await self._show_table(
+            s, game, render.lobby_text(game, gtr), render.settings_keyboard(game, gtr)
         )
         return Answer()
 
@@ -321,46 +307,34 @@ class GameService:
         game.move += 1
         self._arm_deadline(game, match)
         await repo.save_game(s, game, expected)
-        # After the commit (the caller's transaction block ends right after us),
-        # deliver the hands and advance.
-        self._spawn(self._after_start(game.id))
+        # Every person's hand, dealt in the same transaction as the start: a crash
+        # right after it still delivers them.
+        for seat in range(match.n):
+            uid = seats[match.order[seat]].get("user_id")
+            if uid:
+                await self._send_hand(s, game, match, seat, uid)
+        await self._render(s, game, match, [])
+        self._after_commit_later(game, match)
         return Answer(tr("The game starts!"))
 
-    async def _after_start(self, game_id: str) -> None:
-        await asyncio.sleep(0)  # let the caller's transaction commit first
-        async with self._locks[game_id]:
-            async with self.sessions() as s:
-                game = await repo.get_game(s, game_id)
-            if game is None:
-                return
-            match = Match.from_json(game.state)
-            await self._send_private_messages(game, match)
-            await self._render(game, match, [])
-        self._after_commit(game, match)
+    async def _send_hand(self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int) -> None:
+        tr = await self.user_tr(uid)
+        await self.outbox.send(
+            s,
+            uid,
+            self._private_text(game, match, seat, tr),
+            render.private_keyboard(game, match, seat, tr),
+            slot=repo.hand_slot(game.id, uid),
+        )
 
-    async def _send_private_messages(self, game: Game, match: Match) -> None:
-        """Give every human seat its hand message (once per match)."""
-        changed = False
-        pm = dict(game.private_messages or {})
-        for seat in range(match.n):
-            info = game.seats[match.order[seat]]
-            uid = info.get("user_id")
-            if not uid or str(uid) in pm:
-                continue
-            tr = await self.user_tr(uid)
-            text = render.private_text(game, match, seat, tr)
-            markup = render.private_keyboard(game, match, seat, tr)
-            message = await self.outbox.send(uid, text, markup)
-            if message is not None:
-                pm[str(uid)] = message.message_id
-                changed = True
-        if changed:
-            async with self.sessions.begin() as s:
-                fresh = await repo.get_game(s, game.id)
-                if fresh is not None:
-                    fresh.private_messages = {**(fresh.private_messages or {}), **pm}
-                    await repo.save_game(s, fresh, fresh.move)
-            game.private_messages = pm
+    def _after_commit_later(self, game: Game, match: Match) -> None:
+        """Arm the timer or the computers once the caller's transaction has committed."""
+
+        async def later() -> None:
+            await asyncio.sleep(0)
+            self._after_commit(game, match)
+
+        self._spawn(later())
 
     # -------------------------------------------------------------------- play
 
@@ -380,7 +354,7 @@ class GameService:
         """
         tr = await self.user_tr(user_id)
         async with self._locks[game_id]:
-            async with self.sessions.begin() as s:
+            async with self.outbox.transaction() as s:
                 loaded = await self._load_seat(s, game_id, user_id, tr)
                 if isinstance(loaded, Answer):
                     return loaded
@@ -398,8 +372,8 @@ class GameService:
                 info.pop("timed_out", None)
                 info["timeouts"] = 0
                 await self._commit(s, game, match, events)
-            if not self._computers_follow(game, match, events):
-                await self._render(game, match, events)
+                if not self._computers_follow(game, match, events):
+                    await self._render(s, game, match, events)
         self._after_commit(game, match)
         return Answer()
 
@@ -419,7 +393,7 @@ class GameService:
     async def set_away(self, game_id: str, user_id: int, away: bool) -> Answer:
         tr = await self.user_tr(user_id)
         async with self._locks[game_id]:
-            async with self.sessions.begin() as s:
+            async with self.outbox.transaction() as s:
                 loaded = await self._load_seat(s, game_id, user_id, tr)
                 if isinstance(loaded, Answer):
                     return loaded
@@ -430,7 +404,9 @@ class GameService:
                 info.pop("timed_out", None)
                 self._arm_deadline(game, match)
                 await repo.save_game(s, game, game.move)
-            await self._render(game, match, [])
+                if not away:
+                    await self._redeal(s, game, match, seat, user_id)
+                await self._render(s, game, match, [])
         self._after_commit(game, match)
         return Answer(tr("Welcome back!") if not away else None)
 
@@ -515,7 +491,7 @@ class GameService:
         """Computer seats play until a human is on turn, shown in one table edit."""
         await asyncio.sleep(self.config.computer_delay)
         async with self._locks[game_id]:
-            async with self.sessions.begin() as s:
+            async with self.outbox.transaction() as s:
                 game = await repo.get_game(s, game_id)
                 if game is None or game.status != "playing" or game.move != move:
                     return
@@ -533,7 +509,7 @@ class GameService:
                 if not events:
                     return
                 await self._commit(s, game, match, events)
-            await self._render(game, match, events)
+                await self._render(s, game, match, events)
         if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
             await asyncio.sleep(self.config.hand_pause)
         self._after_commit(game, match)
@@ -578,7 +554,7 @@ class GameService:
 
     async def _on_timeout(self, game_id: str, move: int) -> None:
         async with self._locks[game_id]:
-            async with self.sessions.begin() as s:
+            async with self.outbox.transaction() as s:
                 game = await repo.get_game(s, game_id)
                 if game is None or game.status != "playing" or game.move != move:
                     return
@@ -594,99 +570,93 @@ class GameService:
                 if info["timeouts"] >= 2:
                     info["away"] = True
                 await self._commit(s, game, match, events)
-            await self._render(game, match, events)
+                await self._render(s, game, match, events)
         self._after_commit(game, match)
 
     # -------------------------------------------------------------- rendering
 
-    async def _render(self, game: Game, match: Match, events: list[Event]) -> None:
+    async def _show_table(
+        self, s: AsyncSession, game: Game, text: str, markup: InlineKeyboardMarkup | None
+    ) -> None:
+        await self.outbox.edit(s, game.chat_id, text, markup, slot=repo.table_slot(game.id))
+
+    def _private_text(self, game: Game, match: Match, seat: int, tr: Translator) -> str:
+        text = render.private_text(game, match, seat, tr)
+        if game.seats[match.order[seat]].get("timed_out"):
+            text = tr("Time is up; the computer played for you") + "\n" + text
+        return text
+
+    async def _render(
+        self, s: AsyncSession, game: Game, match: Match, events: list[Event]
+    ) -> None:
+        """Decide, in the move's transaction, what every chat of the game shows now."""
         gtr = await self.chat_tr(game.chat_id)
-        self.outbox.edit(
-            game.chat_id,
-            game.table_message_id,
-            render.table_text(game, match, gtr),
-            render.table_keyboard(game, match, gtr),
+        await self._show_table(
+            s, game, render.table_text(game, match, gtr), render.table_keyboard(game, match, gtr)
         )
         for e in events:
             if isinstance(e, HandEnded):
-                self.outbox.send_later(game.chat_id, render.hand_result_text(e, game, match, gtr))
+                await self.outbox.send(s, game.chat_id, render.hand_result_text(e, game, match, gtr))
             elif isinstance(e, MatchEnded):
-                self.outbox.send_later(game.chat_id, render.match_result_text(game, match, gtr))
-        pm = game.private_messages or {}
+                await self.outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
-            if not uid or str(uid) not in pm:
+            if not uid:
                 continue
             tr = await self.user_tr(uid)
-            text = render.private_text(game, match, seat, tr)
-            if game.seats[match.order[seat]].get("timed_out"):
-                text = tr("Time is up; the computer played for you") + "\n" + text
-            self.outbox.edit(
-                uid, pm[str(uid)], text, render.private_keyboard(game, match, seat, tr)
+            await self.outbox.edit(
+                s,
+                uid,
+                self._private_text(game, match, seat, tr),
+                render.private_keyboard(game, match, seat, tr),
+                slot=repo.hand_slot(game.id, uid),
             )
+
+    async def _redeal(
+        self, s: AsyncSession, game: Game, match: Match, seat: int, user_id: int
+    ) -> None:
+        """A player is back: give them a hand message if theirs never arrived, and
+        forget what their chat shows, so the next render edits it whatever we believe."""
+        self.outbox.forget_chat(user_id)
+        if await repo.slot_message_id(s, repo.hand_slot(game.id, user_id)) is None:
+            await self._send_hand(s, game, match, seat, user_id)
+
+    async def player_returns(self, user_id: int) -> None:
+        """/start or /back from a player of a running game: re-send their hand and
+        table view (a 429 or a block may have kept them from it)."""
+        game = await self.game_for_user(user_id)
+        if game is None or game.status != "playing":
+            return
+        async with self._locks[game.id]:
+            async with self.outbox.transaction() as s:
+                game = await repo.get_game(s, game.id)
+                if game is None or game.status != "playing":
+                    return
+                match = Match.from_json(game.state)
+                seat = _seat_of(game, match, user_id)
+                if seat is None:
+                    return
+                await self._redeal(s, game, match, seat, user_id)
+                await self._render(s, game, match, [])
 
     async def show_selection(self, game_id: str, user_id: int, selected: list[Any]) -> None:
         """Redraw one player's keyboard with cards ticked (discard/exchange)."""
-        async with self.sessions() as s:
+        async with self.outbox.transaction() as s:
             game = await repo.get_game(s, game_id)
-        if game is None or game.state is None:
-            return
-        match = Match.from_json(game.state)
-        seat = _seat_of(game, match, user_id)
-        pm = (game.private_messages or {}).get(str(user_id))
-        if seat is None or pm is None:
-            return
-        tr = await self.user_tr(user_id)
-        self.outbox.edit(
-            user_id,
-            pm,
-            render.private_text(game, match, seat, tr),
-            render.private_keyboard(game, match, seat, tr, selected),
-        )
-
-    async def _message_lost(self, chat_id: int, message_id: int) -> None:
-        """Someone deleted a table or hand message: post a fresh one in its place."""
-        async with self.sessions() as s:
-            games = await repo.list_active_games(s)
-        for game in games:
-            if game.status != "playing" or game.state is None:
-                continue
-            hands = {int(u): m for u, m in (game.private_messages or {}).items()}
-            if (game.chat_id, game.table_message_id) == (chat_id, message_id):
-                field_name, owner = "table", None
-            elif hands.get(chat_id) == message_id:
-                field_name, owner = "hand", chat_id
-            else:
-                continue
-            async with self._locks[game.id]:
-                async with self.sessions.begin() as s:
-                    fresh = await repo.get_game(s, game.id)
-                    if fresh is None or fresh.status != "playing":
-                        return
-                    match = Match.from_json(fresh.state)
-                    if field_name == "table":
-                        tr = await self.chat_tr(chat_id)
-                        text = render.table_text(fresh, match, tr)
-                        markup = render.table_keyboard(fresh, match, tr)
-                    else:
-                        tr = await self.user_tr(chat_id)
-                        seat = _seat_of(fresh, match, chat_id)
-                        if seat is None:
-                            return
-                        text = render.private_text(fresh, match, seat, tr)
-                        markup = render.private_keyboard(fresh, match, seat, tr)
-                    message = await self.outbox.send(chat_id, text, markup)
-                    if message is None:
-                        return
-                    if field_name == "table":
-                        fresh.table_message_id = message.message_id
-                    else:
-                        fresh.private_messages = {
-                            **(fresh.private_messages or {}),
-                            str(owner): message.message_id,
-                        }
-                    await repo.save_game(s, fresh, fresh.move)
-            return
+            if game is None or game.state is None:
+                return
+            match = Match.from_json(game.state)
+            seat = _seat_of(game, match, user_id)
+            if seat is None:
+                return
+            tr = await self.user_tr(user_id)
+            await self.outbox.edit(
+                s,
+                user_id,
+                render.private_text(game, match, seat, tr),
+                render.private_keyboard(game, match, seat, tr, selected),
+                slot=repo.hand_slot(game.id, user_id),
+            )
 
     def _next_seed(self) -> int | None:
         if self.config.deal_seed is None:
@@ -697,16 +667,16 @@ class GameService:
     # ---------------------------------------------------------------- restart
 
     async def resume_all(self) -> int:
-        """After a (re)start: redraw every game in progress and re-arm its timers."""
+        """After a (re)start: send what was decided and not sent, re-arm the timers and
+        the computers of every game in progress (their messages are in the outbox)."""
+        await self.outbox.start()
         async with self.sessions() as s:
             games = await repo.list_active_games(s)
         count = 0
         for game in games:
             if game.status != "playing" or game.state is None:
                 continue
-            match = Match.from_json(game.state)
-            await self._render(game, match, [])
-            self._after_commit(game, match)
+            self._after_commit(game, Match.from_json(game.state))
             count += 1
         return count
 
@@ -731,18 +701,26 @@ class GameService:
             log.error("background task failed", exc_info=task.exception())
 
     async def idle(self) -> None:
-        """Wait for background work (tests, shutdown)."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
-        await self.outbox.idle()
+        """Wait for background work and the messages it decided (tests, shutdown)."""
+        while self.pending_work():
+            while self._background:
+                await asyncio.gather(*list(self._background), return_exceptions=True)
+            await self.outbox.idle()
+
+    def pending_work(self) -> int:
+        """Background tasks and chats with messages still going out (tests, shutdown)."""
+        return len(self._background) + self.outbox.pending()
 
     async def shutdown(self) -> None:
+        """Stop the timers and computer turns (a restart re-arms them from the database),
+        then let the outbox send what was decided."""
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        await self.outbox.close()
 
 
 # ------------------------------------------------------------------- helpers

@@ -110,7 +110,10 @@ class BotRunner:
             await app.post_shutdown(app)
 
     async def crash(self) -> None:
-        """Stop without waiting for anything in flight, as a killed process would."""
+        """Stop without waiting for anything in flight, as a killed process would
+        (what the outbox has not sent stays stored, as it would)."""
+        if self.app is not None:
+            await self.service.outbox.close(timeout=0)
         await self.stop(graceful=False)
 
     async def settle(self) -> None:

@@ -243,6 +243,41 @@ class MatchResult(Base):
         return f"MatchResult(id={self.id!r}, game_id={self.game_id!r}, scores={self.scores!r})"
 
 
+class OutboxMessage(Base):
+    """A send, edit or delete the bot has decided on and not yet carried out.
+
+    Rows are written in the same transaction as the move that decided them and
+    deleted once Telegram has taken them, so a crash at any moment loses no message
+    (see :mod:`telegram_bot.outbox`). ``slot`` names a message by its role instead
+    of its id: ``t:<game>`` is a game's table message, ``h:<game>:<user>`` a player's
+    hand message. A send with a slot binds the new message id to it; an edit or delete
+    with a slot acts on whatever message the slot names when it is carried out.
+    """
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_chat_id_id", "chat_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    # 'send' | 'edit' | 'delete'
+    op: Mapped[str] = mapped_column(String(8))
+    slot: Mapped[str | None] = mapped_column(String(48))
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # Telegram asked to wait (429): not before this time (UTC).
+    not_before: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    # (After ``attempts``: inside the class body this name hides sqlalchemy's ``text``.)
+    text: Mapped[str | None] = mapped_column(Text)
+    # The reply markup as JSON text (kept verbatim: it is part of the edit's signature).
+    markup: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=utcnow, server_default=func.now()
+    )
+
+    def __repr__(self) -> str:
+        return f"OutboxMessage(id={self.id!r}, chat_id={self.chat_id!r}, op={self.op!r})"
+
+
 class PlayerTally(Base):
     """A human player's totals in one chat, updated when a match of theirs ends."""
 

@@ -331,6 +331,9 @@ async def find_active_game_for_user(session: AsyncSession, user_id: int) -> Game
     return None
 
 
+# The message ids (``table_message_id``, ``private_messages``) are not among them:
+# only the outbox writes those, with :func:`bind_slot`, so a game saved from a stale
+# read can never erase the id of a message sent meanwhile.
 _SAVED_COLUMNS = (
     "status",
     "owner_id",
@@ -338,8 +341,6 @@ _SAVED_COLUMNS = (
     "settings",
     "state",
     "move",
-    "table_message_id",
-    "private_messages",
     "deadline",
 )
 
@@ -361,7 +362,6 @@ async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Ga
     # Fresh containers: never hand the database a JSON value the caller keeps mutating.
     values["seats"] = [dict(s) for s in values["seats"] or []]
     values["settings"] = dict(values["settings"] or {})
-    values["private_messages"] = {str(k): v for k, v in (values["private_messages"] or {}).items()}
     result = await session.execute(
         update(Game)
         .where(Game.id == game.id, Game.move == expected_move)
@@ -371,8 +371,78 @@ async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Ga
     if result.rowcount != 1:
         raise StaleGameError(game.id, expected_move)
     game.updated_at = now
-    game.private_messages = values["private_messages"]
     return game
+
+
+# ---------------------------------------------------------------------------- message slots
+
+
+def table_slot(game_id: str) -> str:
+    """The slot of a game's table (or lobby) message."""
+    return f"t:{game_id}"
+
+
+def hand_slot(game_id: str, user_id: int) -> str:
+    """The slot of a player's private hand message in a game."""
+    return f"h:{game_id}:{int(user_id)}"
+
+
+def _parse_slot(slot: str) -> tuple[str, str, int | None]:
+    kind, _, rest = slot.partition(":")
+    if kind == "t":
+        return kind, rest, None
+    if kind == "h":
+        game_id, _, user = rest.partition(":")
+        return kind, game_id, int(user)
+    raise ValueError(f"unknown message slot {slot!r}")
+
+
+async def slot_message_id(session: AsyncSession, slot: str) -> int | None:
+    """The message a slot names now, or None (not sent yet, or gone)."""
+    kind, game_id, user_id = _parse_slot(slot)
+    if kind == "t":
+        return await session.scalar(select(Game.table_message_id).where(Game.id == game_id))
+    pm = await session.scalar(select(Game.private_messages).where(Game.id == game_id))
+    value = (pm or {}).get(str(user_id))
+    return None if value is None else int(value)
+
+
+async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) -> None:
+    """Point a slot at a message (None: at no message), touching nothing else.
+
+    A single UPDATE of one column, or of one key of ``private_messages`` in place
+    (jsonb ``||`` / ``-`` on PostgreSQL, ``json_set`` / ``json_remove`` on SQLite), so
+    concurrent writers of other fields or other players' keys are never overwritten.
+    """
+    kind, game_id, user_id = _parse_slot(slot)
+    if kind == "t":
+        await session.execute(
+            update(Game)
+            .where(Game.id == game_id)
+            .values(table_message_id=message_id)
+            .execution_options(synchronize_session=False)
+        )
+        return
+    dialect = session.get_bind().dialect.name
+    key = str(user_id)
+    if dialect == "postgresql":
+        sql = (
+            "UPDATE games SET private_messages = private_messages - :key WHERE id = :id"
+            if message_id is None
+            else "UPDATE games SET private_messages = private_messages || "
+            "jsonb_build_object(CAST(:key AS text), CAST(:mid AS bigint)) WHERE id = :id"
+        )
+    else:
+        sql = (
+            "UPDATE games SET private_messages = json_remove(private_messages, :path) "
+            "WHERE id = :id"
+            if message_id is None
+            else "UPDATE games SET private_messages = json_set(private_messages, :path, :mid) "
+            "WHERE id = :id"
+        )
+    await session.execute(
+        text(sql), {"key": key, "path": f'$."{key}"', "mid": message_id, "id": game_id}
+    )
 
 
 # ---------------------------------------------------------------------------- results

@@ -267,8 +267,8 @@ async def test_optimistic_save_conflict(sessions: Sessions) -> None:
     deadline = datetime.now(UTC) + timedelta(seconds=60)
     async with sessions.begin() as s:
         mine.status, mine.state, mine.move, mine.deadline = "playing", '{"v": 1}', 1, deadline
-        mine.private_messages = {ALICE: 77}
         await repo.save_game(s, mine, expected_move=0)
+        await repo.bind_slot(s, repo.hand_slot(game.id, ALICE), 77)
 
     # ... and the second cannot overwrite it.
     async with sessions() as s:
@@ -285,10 +285,9 @@ async def test_optimistic_save_conflict(sessions: Sessions) -> None:
     assert stored.private_messages == {str(ALICE): 77}  # JSON keys are strings
     assert stored.deadline == deadline and stored.deadline.tzinfo is not None
 
-    # Bookkeeping saves keep the move number.
+    # Message ids are bound by themselves and keep the move number.
     async with sessions.begin() as s:
-        stored.table_message_id = 9_000_000_000
-        await repo.save_game(s, stored, expected_move=1)
+        await repo.bind_slot(s, repo.table_slot(game.id), 9_000_000_000)
     async with sessions() as s:
         again = await repo.get_game(s, game.id)
     assert again is not None and (again.move, again.table_message_id) == (1, 9_000_000_000)
@@ -298,6 +297,40 @@ async def test_optimistic_save_conflict(sessions: Sessions) -> None:
     async with sessions() as s:
         with pytest.raises(StaleGameError):
             await repo.save_game(s, ghost, expected_move=3)
+
+
+async def test_message_ids_survive_saves_from_stale_reads(sessions: Sessions) -> None:
+    """A game saved from a read made before a message was sent keeps that message's id,
+    and binding one player's hand message keeps the others' (no read-modify-write)."""
+    await new_chat(sessions)
+    async with sessions.begin() as s:
+        game = await repo.create_game(s, CHAT, ALICE)
+    async with sessions() as s:
+        stale = await repo.get_game(s, game.id)
+    assert stale is not None
+
+    async def bind(slot: str, message_id: int | None) -> None:
+        async with sessions.begin() as s:
+            await repo.bind_slot(s, slot, message_id)
+
+    await asyncio.gather(
+        bind(repo.table_slot(game.id), 500),
+        bind(repo.hand_slot(game.id, ALICE), 501),
+        bind(repo.hand_slot(game.id, BOB), 502),
+        bind(repo.hand_slot(game.id, CARA), 503),
+    )
+    async with sessions.begin() as s:
+        stale.seats = [{"user_id": ALICE}]
+        await repo.save_game(s, stale, expected_move=0)
+    await bind(repo.hand_slot(game.id, BOB), None)
+    async with sessions() as s:
+        stored = await repo.get_game(s, game.id)
+        assert await repo.slot_message_id(s, repo.hand_slot(game.id, CARA)) == 503
+        assert await repo.slot_message_id(s, repo.hand_slot(game.id, BOB)) is None
+        assert await repo.slot_message_id(s, repo.table_slot(game.id)) == 500
+    assert stored is not None and stored.seats == [{"user_id": ALICE}]
+    assert stored.table_message_id == 500
+    assert stored.private_messages == {str(ALICE): 501, str(CARA): 503}
 
 
 async def test_concurrent_saves_only_one_wins(sessions: Sessions) -> None:
