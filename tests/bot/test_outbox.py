@@ -113,3 +113,42 @@ async def test_messages_decided_before_a_crash_are_sent_after_the_restart(emu, d
             await table.step(strategies)
     finally:
         await runner2.stop()
+
+
+async def test_flood_limits_on_every_kind_of_message_lose_and_double_nothing(emu, runner):
+    """429s on the deal, the hand edits, the table edits, and the hand and match
+    results: each is sent late, once, and the group ends with every result."""
+    people = await _people(emu, ["Gil", "Hu"], lang="en")
+    gil, hu = people
+    group, game, lobby = await _lobby(emu, runner, people)
+    mark = max(m.message_id for m in emu.chat_log(group.id))
+    for person in people:
+        emu.inject_error("sendMessage", chat_id=person.id, code=429, retry_after=1, times=2)
+        emu.inject_error("editMessageText", chat_id=person.id, code=429, retry_after=1, times=3)
+    emu.inject_error("editMessageText", chat_id=group.id, code=429, retry_after=1, times=3)
+    emu.inject_error("sendMessage", chat_id=group.id, code=429, retry_after=1, times=4)
+    await emu.press(gil, group.id, lobby.message_id, _data(game.id, "s"))
+    table = Table(emu, runner, group, people)
+    await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
+    await runner.settle()
+
+    assert len([c for c in emu.calls if c.error_code == 429]) == 2 * 2 + 2 * 3 + 3 + 4
+    game = await table.game()
+    match = Match.from_json(game.state)
+    assert game.status == "finished"
+    results = [
+        m.text
+        for m in emu.chat_log(group.id)
+        if m.from_bot and m.message_id > mark and m.message_id != game.table_message_id
+    ]
+    assert len(results) == len(match.history) + 1 and len(set(results)) == len(results)
+    shown = emu.message(group.id, game.table_message_id).source
+    assert shown == render.table_text(game, match, get_translator("fa"))
+    for person in people:  # each hand was dealt once, and shows the match's end
+        hand = table.hand_message(game, person)
+        seat = next(
+            s for s in range(match.n) if game.seats[match.order[s]].get("user_id") == person.id
+        )
+        assert hand.source == render.private_text(game, match, seat, get_translator("en"))
+    async with runner.service.sessions() as s:
+        assert (await s.scalars(OutboxMessage.__table__.select())).all() == []
