@@ -730,6 +730,24 @@ class GameService:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
 
+    def pending_work(self, *, groups: bool = True) -> int:
+        """Work the bot still has to do: background game tasks and undelivered
+        messages (without ``groups``, those to private chats only: a rate limiter
+        may hold group edits back on purpose)."""
+        outbox: Any = self.outbox
+        if hasattr(outbox, "pending"):
+            try:
+                queued = outbox.pending() if groups else outbox.pending(private_only=True)
+            except TypeError:  # an outbox that cannot tell private from group
+                queued = outbox.pending()
+        else:
+            queued = sum(
+                1
+                for (chat_id, _), task in outbox._tasks.items()
+                if not task.done() and (groups or chat_id > 0)
+            )
+        return len(self._background) + queued
+
     async def idle(self) -> None:
         """Wait for background work (tests, shutdown)."""
         while self._background:
