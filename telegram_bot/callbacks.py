@@ -38,8 +38,8 @@ ACTIONS = {
     "g": "language (arg: fa/en), for a user or a group",
 }
 
-_GAME_ID = re.compile(r"^[a-z0-9]{1,12}$")
-_ARG = re.compile(r"^[A-Za-z0-9.=!_-]*$")
+_GAME_ID = re.compile(r"[a-z0-9]{1,12}")
+_ARG = re.compile(r"[A-Za-z0-9.=!_-]*")
 
 
 class MalformedCallback(ValueError):
@@ -65,17 +65,19 @@ def encode(action: str, game_id: str, move: int | None = None, arg: str = "") ->
 
 
 def decode(data: str | None) -> Callback:
-    if not data or len(data.encode()) > MAX_BYTES:
+    """The button a press names, or :class:`MalformedCallback` for anything else
+    (forged data may hold any characters, lone surrogates included)."""
+    if not data or not data.isascii() or len(data) > MAX_BYTES:
         raise MalformedCallback(data)
     parts = data.split(":")
     if len(parts) > 4:
         raise MalformedCallback(data)
     parts += [""] * (4 - len(parts))
     action, game_id, move, arg = parts
-    if action not in ACTIONS or not _ARG.match(arg):
+    if action not in ACTIONS or not _ARG.fullmatch(arg):
         raise MalformedCallback(data)
-    if action != "g" and not _GAME_ID.match(game_id):
+    if action != "g" and not _GAME_ID.fullmatch(game_id):
         raise MalformedCallback(data)
-    if move and not move.isdigit():
+    if move and not (move.isdigit() and len(move) <= 9):
         raise MalformedCallback(data)
     return Callback(action, game_id, int(move) if move else None, arg)

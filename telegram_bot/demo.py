@@ -66,15 +66,25 @@ def print_chat(emu: BotApiEmulator, group) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m telegram_bot.demo", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     parser.add_argument(
-        "--people", type=int, default=2, help="simulated people (the rest are computers)"
+        "--people",
+        type=int,
+        default=2,
+        help="simulated people, 1 to --players (the other seats are computers)",
     )
     parser.add_argument("--lang", default="fa", choices=("fa", "en"))
     parser.add_argument("--target", type=int, default=3, choices=(1, 3, 5, 7, 10))
     args = parser.parse_args(argv)
-    asyncio.run(run(args.players, min(args.people, args.players), args.lang, args.target))
+    if not 1 <= args.people <= args.players:
+        parser.error(
+            f"argument --people: {args.people} is not between 1 and --players "
+            f"({args.players}): at least one person must play, and each needs a seat"
+        )
+    asyncio.run(run(args.players, args.people, args.lang, args.target))
 
 
 if __name__ == "__main__":

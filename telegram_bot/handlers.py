@@ -18,6 +18,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatType, ParseMode
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -267,22 +268,51 @@ async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 # ------------------------------------------------------------------ buttons
 
 
+class _Responder:
+    """Answers one button press, once: as soon as the play is committed (so the
+    person's spinner stops before the table is redrawn), or at the end."""
+
+    def __init__(self, query: Any) -> None:
+        self.query = query
+        self.done = False
+
+    async def __call__(self, answer: Answer) -> None:
+        if self.done:
+            return
+        self.done = True
+        try:
+            await self.query.answer(answer.text, show_alert=answer.alert, url=answer.url)
+        except TelegramError as exc:  # e.g. "query is too old": the person moved on
+            log.warning("could not answer a button press: %s: %s", type(exc).__name__, exc)
+
+
 async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     query = update.callback_query
     svc = _service(context)
     user = query.from_user
+    respond = _Responder(query)
+    tr = await svc.user_tr(user.id)
     try:
         data = cb.decode(query.data)
     except cb.MalformedCallback:
-        tr = await svc.user_tr(user.id)
-        await query.answer(tr("This button is not valid"), show_alert=True)
+        await respond(Answer(tr("This button is not valid"), alert=True))
         return
-    answer = await _dispatch(data, update, context)
-    await query.answer(answer.text, show_alert=answer.alert, url=answer.url)
+    try:
+        answer = await _dispatch(data, update, context, respond)
+    except Exception as exc:  # the press is answered whatever happened
+        if expected_api_error(exc):
+            log.warning("the button %r: Telegram refused: %s: %s", data, type(exc).__name__, exc)
+        else:
+            log.exception("the button %r failed", data)
+        answer = Answer(tr("Something went wrong; please try again"), alert=True)
+    await respond(answer)
 
 
 async def _dispatch(
-    data: cb.Callback, update: Update, context: ContextTypes.DEFAULT_TYPE
+    data: cb.Callback,
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    respond: _Responder,
 ) -> Answer:
     svc = _service(context)
     user = update.callback_query.from_user
@@ -298,10 +328,9 @@ async def _dispatch(
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
     if a == "r":
         return await svc.set_away(data.game_id, user.id, False)
-    if data.move is None:
-        tr = await svc.user_tr(user.id)
-        return Answer(tr("This button is not valid"), alert=True)
     tr = await svc.user_tr(user.id)
+    if data.move is None:
+        return Answer(tr("This button is not valid"), alert=True)
 
     def build(match, seat):
         try:
@@ -321,12 +350,33 @@ async def _dispatch(
             pass
         return Answer(tr("This button is not valid"), alert=True)
 
-    answer = await svc.act(data.game_id, data.move, user.id, build, by_hand=a == "p")
+    done = Answer(_done_text(a, data.arg, tr))
+    answer = await svc.act(
+        data.game_id,
+        data.move,
+        user.id,
+        build,
+        by_hand=a == "p",
+        on_commit=lambda: respond(done),
+    )
     pending = getattr(answer, "selection", None)
     if pending is not None:
         await svc.show_selection(data.game_id, user.id, pending)
-        return Answer()
-    return answer
+        if not pending:
+            return Answer(tr("No card selected"))
+        cards = " ".join(render.card_text(c) for c in pending)
+        return Answer(tr("Selected: {cards}").format(cards=cards))
+    return answer if answer.text else done
+
+
+def _done_text(action: str, arg: str, tr) -> str:
+    """The toast for an accepted move (every press gets a text, never a bare tick)."""
+    if action == "p":
+        try:
+            return tr("You played {card}").format(card=render.card_text(parse_card(arg)))
+        except ValueError:
+            pass
+    return tr("Done")
 
 
 def _selection(a: str, data: cb.Callback, match, seat: int, tr):
@@ -374,12 +424,15 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
     user = query.from_user
     target, _, lang = arg.partition("=")
     if lang not in ("fa", "en") or target not in ("c", "u"):
-        return Answer("?", alert=True)
+        tr = await svc.user_tr(user.id)
+        return Answer(tr("This button is not valid"), alert=True)
     _ = get_translator(lang)  # the confirmation speaks the language just chosen
+    done = _("Language: English") if lang == "en" else _("Language: Persian")
     chat = query.message.chat if query.message else None
     if target == "c":
-        if chat is None:
-            return Answer()
+        if chat is None or chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
+            tr = await svc.user_tr(user.id)
+            return Answer(tr("This button is not valid"), alert=True)
         if not await _admin(context, chat.id, user.id):
             tr = await svc.user_tr(user.id)
             return Answer(tr("Only a group admin can change the group's language"), alert=True)
@@ -395,12 +448,10 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
         svc.forget_lang(user.id)
     if query.message is not None:
         try:
-            await query.edit_message_text(
-                _("Language: English") if lang == "en" else _("Language: Persian")
-            )
-        except Exception:
-            log.info("could not edit the language message")
-    return Answer()
+            await query.edit_message_text(done)
+        except TelegramError as exc:
+            log.info("could not edit the language message: %s", exc)
+    return Answer(done)
 
 
 # --------------------------------------------------------------- inline mode
@@ -455,8 +506,45 @@ async def chosen_inline(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 # ------------------------------------------------------------------ errors
 
 
+#: Bad requests that come from the world moving on, not from a bug of ours.
+_EXPECTED_BAD_REQUESTS = (
+    "query is too old",
+    "query id is invalid",
+    "message is not modified",
+    "message to edit not found",
+    "message can't be edited",
+    "message to be replied not found",
+    "chat not found",
+    "not enough rights",
+    "have no rights",
+    "user not found",
+)
+
+
+def expected_api_error(error: BaseException | None) -> bool:
+    """Telegram refusing for reasons outside the bot: flood limits, a blocked
+    bot, a removed group, an old query, the network. One log line, no traceback."""
+    if isinstance(error, RetryAfter | Forbidden | TimedOut | NetworkError) and not isinstance(
+        error, BadRequest
+    ):
+        return True
+    if isinstance(error, BadRequest):
+        message = str(error).lower()
+        return any(text in message for text in _EXPECTED_BAD_REQUESTS)
+    return False
+
+
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+    update_id = getattr(update, "update_id", "?")
+    if expected_api_error(context.error):
+        log.warning(
+            "update %s: Telegram refused: %s: %s",
+            update_id,
+            type(context.error).__name__,
+            context.error,
+        )
+        return
+    log.error("update %s failed", update_id, exc_info=context.error)
 
 
 def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:

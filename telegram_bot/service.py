@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -112,6 +112,8 @@ class GameService:
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}
+        #: game id -> (move, hand number, over) as last seen stored; see _known_stale.
+        self._progress: dict[str, tuple[int, int, bool]] = {}
         self._matches_started = 0
 
     # ---------------------------------------------------------------- languages
@@ -217,6 +219,7 @@ class GameService:
                     if free is None:
                         return Answer(tr("The game is full"), alert=True)
                     seats[free] = {"bot": game.settings.get("level", "normal")}
+                    answer = Answer(tr("A computer player took a seat"))
                 elif action in ("s", "c", "o"):
                     if not (owner_ok or await is_admin()):
                         return Answer(
@@ -252,7 +255,7 @@ class GameService:
                 else render.lobby_keyboard(game, gtr, self.config.bot_username)
             )
             await self._show_table(s, game, render.lobby_text(game, gtr), keyboard)
-            return Answer()
+            return Answer(tr("⚙️ Settings") if arg == "" else tr("Settings saved"))
         name, _, value = arg.partition("=")
         parsed: Any
         try:
@@ -291,7 +294,7 @@ class GameService:
         await self._show_table(
             s, game, render.lobby_text(game, gtr), render.settings_keyboard(game, gtr)
         )
-        return Answer()
+        return Answer(tr("Settings saved"))
 
     async def _start(self, s, game: Game, seats, tr: Translator, gtr: Translator) -> Answer:
         if not any(x.get("user_id") for x in seats):
@@ -346,13 +349,20 @@ class GameService:
         build: Callable[[Match, int], Action | Answer],
         *,
         by_hand: bool = False,
+        on_commit: Callable[[], Awaitable[Any]] | None = None,
     ) -> Answer:
         """Apply a human's action if the press is current and legal.
 
         ``move`` is the move number the button was drawn for, or with ``by_hand``
-        the hand number (card buttons stay valid for their whole hand).
+        the hand number (card buttons stay valid for their whole hand). A press
+        known to be stale is refused at once, without waiting for the game's lock.
+        ``on_commit`` runs (in the background) as soon as the action is stored,
+        before the messages are redrawn: it answers the press.
         """
         tr = await self.user_tr(user_id)
+        stale = self._known_stale(game_id, move, by_hand, tr)
+        if stale is not None:
+            return stale
         async with self._locks[game_id]:
             async with self.outbox.transaction() as s:
                 loaded = await self._load_seat(s, game_id, user_id, tr)
@@ -374,8 +384,37 @@ class GameService:
                 await self._commit(s, game, match, events)
                 if not self._computers_follow(game, match, events):
                     await self._render(s, game, match, events)
+            self._note_progress(game, match)
+            if on_commit is not None:
+                self._spawn(on_commit())
         self._after_commit(game, match)
         return Answer()
+
+    def _note_progress(self, game: Game, match: Match | None) -> None:
+        """Remember how far a game is, as stored (moves, hands and the status only
+        ever go forward, so an old note is safe: it only refuses less)."""
+        finished = game.status in ("finished", "cancelled")
+        hand_no = match.hand_no if match is not None else 0
+        old = self._progress.get(game.id, (0, 0, False))
+        self._progress[game.id] = (
+            max(old[0], game.move),
+            max(old[1], hand_no),
+            old[2] or finished,
+        )
+
+    def _known_stale(
+        self, game_id: str, move: int | None, by_hand: bool, tr: Translator
+    ) -> Answer | None:
+        """The refusal for a press on a button already known to be outdated."""
+        known = self._progress.get(game_id)
+        if known is None or move is None:
+            return None
+        current_move, hand_no, finished = known
+        if finished:
+            return Answer(tr("This button belongs to an earlier game"), alert=True)
+        if move < (hand_no if by_hand else current_move):
+            return Answer(tr("This button belongs to an earlier hand"), alert=True)
+        return None
 
     async def _load_seat(
         self, s: AsyncSession, game_id: str, user_id: int, tr: Translator
@@ -383,8 +422,11 @@ class GameService:
         """The game in progress and the user's seat in it, or the alert to show."""
         game = await repo.get_game(s, game_id)
         if game is None or game.status != "playing":
+            if game is not None and game.status != "lobby":
+                self._note_progress(game, None)
             return Answer(tr("This button belongs to an earlier game"), alert=True)
         match = Match.from_json(game.state)
+        self._note_progress(game, match)
         seat = _seat_of(game, match, user_id)
         if seat is None:
             return Answer(tr("You are not playing in this game"), alert=True)
@@ -510,6 +552,7 @@ class GameService:
                     return
                 await self._commit(s, game, match, events)
                 await self._render(s, game, match, events)
+            self._note_progress(game, match)
         if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
             await asyncio.sleep(self.config.hand_pause)
         self._after_commit(game, match)
@@ -571,6 +614,7 @@ class GameService:
                     info["away"] = True
                 await self._commit(s, game, match, events)
                 await self._render(s, game, match, events)
+            self._note_progress(game, match)
         self._after_commit(game, match)
 
     # -------------------------------------------------------------- rendering
@@ -700,16 +744,18 @@ class GameService:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
 
+    def pending_work(self, *, groups: bool = True) -> int:
+        """Work the bot still has to do: background game tasks and chats with decided
+        messages not sent yet (without ``groups``, only private chats count: a rate
+        limiter may hold group edits back on purpose)."""
+        return len(self._background) + self.outbox.pending(private_only=not groups)
+
     async def idle(self) -> None:
         """Wait for background work and the messages it decided (tests, shutdown)."""
         while self.pending_work():
             while self._background:
                 await asyncio.gather(*list(self._background), return_exceptions=True)
             await self.outbox.idle()
-
-    def pending_work(self) -> int:
-        """Background tasks and chats with messages still going out (tests, shutdown)."""
-        return len(self._background) + self.outbox.pending()
 
     async def shutdown(self) -> None:
         """Stop the timers and computer turns (a restart re-arms them from the database),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,11 @@ from .storage import repo
 __all__ = ["TOKEN", "BotRunner", "Table", "buttons", "by_level", "lowest_card"]
 
 TOKEN = "123456:TEST-TOKEN"
+
+#: settle(): how long everything must stay done before the bot counts as settled.
+QUIET_SECONDS = 0.01
+#: settle(): how long nothing at all may change before the bot counts as stuck.
+STALL_SECONDS = 120.0
 
 Strategy = Callable[[SeatView], Action]
 
@@ -116,39 +122,68 @@ class BotRunner:
             await self.service.outbox.close(timeout=0)
         await self.stop(graceful=False)
 
-    async def settle(self) -> None:
-        """Until the emulator is quiet, every update is handled and no game work is left."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while loop.time() < deadline:
-            await self.emu.settle(quiet=0.005, timeout=60)
-            if self.app is None:
-                return
-            processor = self.app.update_processor
-            busy = processor.in_flight or not self.app.update_queue.empty()
-            await processor.wait_idle()
-            if self.wait_for_edits:
-                await self.service.idle()
-            else:  # rate-limited group edits may lag; private ones may not
-                while self.service._background:
-                    await asyncio.gather(*list(self.service._background), return_exceptions=True)
-                await self.service.outbox.idle(private_only=True)
-            if not busy and not self.emu.world.updates.undelivered:
-                await asyncio.sleep(0.002)
-                if processor.in_flight == 0 and not self.service._background:
-                    return
-        stuck = []
-        for task in asyncio.all_tasks():
-            frames = task.get_stack(limit=3)
-            where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
-            stuck.append(f"{task.get_name()}: {where}")
-        raise AssertionError(
-            "the bot never settled: "
-            f"in flight {self.app.update_processor.in_flight}, "
-            f"queued {self.app.update_queue.qsize()}, "
-            f"background {len(self.service._background)}, "
-            f"undelivered {self.emu.world.updates.undelivered}\n" + "\n".join(stuck)
+    def unfinished(self) -> dict[str, int]:
+        """What the bot has not finished, by kind (all zero when it is done)."""
+        counts = {"api calls in flight": self.emu.server.inflight + int(self.emu.webhook.busy)}
+        if self.app is not None:
+            # Pushed by a person but not yet confirmed by the bot (a getUpdates
+            # offset, or a webhook answer), so maybe still on its way into the app.
+            counts["at the emulator"] = self.emu.world.updates.pending
+            app_queue = self.app.update_queue
+            # Counted from put() to the end of its handling (task_done), so an update
+            # taken from the queue but not yet started still counts.
+            counts["in the application"] = getattr(
+                app_queue, "_unfinished_tasks", app_queue.qsize()
+            )
+            counts["being handled"] = self.app.update_processor.in_flight
+            counts["service work"] = self.service.pending_work(groups=self.wait_for_edits)
+        return counts
+
+    def _progress(self) -> tuple[Any, ...]:
+        """Anything that moves while the bot works: calls, updates, counts (not
+        long polls: a stuck bot still polls)."""
+        queue = self.emu.world.updates
+        processed = self.app.update_processor.processed if self.app is not None else 0
+        return (
+            self.emu.server.last_activity,
+            queue.pending,
+            queue.last_delivery,
+            processed,
+            tuple(self.unfinished().values()),
         )
+
+    async def settle(self, quiet: float = QUIET_SECONDS, stall: float = STALL_SECONDS) -> None:
+        """Until the bot is done with everything people did so far.
+
+        Done means: for ``quiet`` seconds, no update waiting at the emulator, none
+        queued or being handled in the Application, no API call in flight, and no
+        pending work in the service. It waits as long as anything changes; it fails
+        only when nothing at all changed for ``stall`` seconds (a stuck bot), never
+        because the bot is slow (a busy machine).
+        """
+        loop = asyncio.get_running_loop()
+        seen = self._progress()
+        changed = idle_since = loop.time()
+        while True:
+            await asyncio.sleep(0.003)
+            now = loop.time()
+            progress = self._progress()
+            if progress != seen:
+                seen, changed = progress, now
+            if any(self.unfinished().values()):
+                idle_since = now
+            elif now - idle_since >= quiet:
+                return
+            if now - changed >= stall:
+                raise AssertionError(self._stall_report(now - changed))
+
+    def _stall_report(self, seconds: float) -> str:
+        lines = [f"the bot made no progress for {seconds:.0f} s: {self.unfinished()}"]
+        for task in asyncio.all_tasks():
+            out = io.StringIO()
+            task.print_stack(limit=8, file=out)
+            lines.append(f"--- {task.get_name()}\n{out.getvalue()}")
+        return "\n".join(lines)
 
 
 def lowest_card(view: SeatView) -> Action:

@@ -20,6 +20,8 @@ class TrackingUpdateProcessor(BaseUpdateProcessor):
     def __init__(self, max_concurrent_updates: int = 64) -> None:
         super().__init__(max_concurrent_updates)
         self.in_flight = 0
+        #: Updates fully handled so far (a progress count for waits in tests).
+        self.processed = 0
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -30,6 +32,7 @@ class TrackingUpdateProcessor(BaseUpdateProcessor):
             await coroutine
         finally:
             self.in_flight -= 1
+            self.processed += 1
             if self.in_flight == 0:
                 self._idle.set()
 

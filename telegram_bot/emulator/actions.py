@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 from .api_messages import make_version
 from .markup import find_button
@@ -38,6 +39,9 @@ class UserActions:
     """Simulated users writing, pressing buttons and using inline mode."""
 
     world: World
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+        raise NotImplementedError  # BotApiEmulator waits on the bot's progress
 
     def chat(self, chat: ChatLike | int) -> SimChat:
         """A chat by id; a user stands for their private chat with the bot."""
@@ -182,7 +186,8 @@ class UserActions:
         offset: str = "",
         timeout: float = 10.0,
     ) -> InlineResults:
-        """``user`` types ``@bot query`` in ``chat``; returns the bot's answered results."""
+        """``user`` types ``@bot query`` in ``chat``; returns the bot's answered results
+        (:class:`SettleTimeout` if the bot makes no progress for ``timeout`` s)."""
         if not self.world.inline_mode:
             raise SimulationError("inline mode is off for this bot")
         target = self.chat(chat) if chat is not None else None
@@ -194,8 +199,8 @@ class UserActions:
         self.world.inline_queries[query_id] = pending
         self.world.updates.push("inline_query", payload)
         try:
-            await asyncio.wait_for(pending.answered.wait(), timeout)
-        except TimeoutError:
+            await self.wait_until(pending.answered.is_set, timeout)
+        except SettleTimeout:
             raise SettleTimeout(f"the bot did not answer inline query {query!r}") from None
         return self.world.inline_answers[query_id]
 

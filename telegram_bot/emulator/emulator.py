@@ -225,27 +225,57 @@ class BotApiEmulator(UserActions):
 
         Quiet means: no API call in flight or started, no update delivered, and no
         busy watched application (see :meth:`watch`) for ``quiet`` seconds. Raises
-        :class:`SettleTimeout` after ``timeout`` seconds.
+        :class:`SettleTimeout` once nothing at all has changed (no call, no delivery,
+        no change in what the probes report) for ``timeout`` seconds: a slow bot on
+        a busy machine is waited for as long as it makes progress.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         queue = self.world.updates
         last_busy = 0.0
+        seen: tuple[Any, ...] = ()
+        changed = loop.time()
         while True:
             now = loop.time()
-            if any(probe() for probe in self._probes):
+            probes = tuple(probe() for probe in self._probes)
+            if any(probes):
                 last_busy = now
             idle = now - max(self.server.last_activity, queue.last_delivery, last_busy)
             busy = queue.undelivered or self.server.inflight or self.webhook.busy
             if not busy and idle >= quiet:
                 return
-            if now >= deadline:
+            # Long polls (getUpdates) are not progress: a stuck bot still polls.
+            progress = (
+                self.server.last_activity,
+                queue.last_delivery,
+                queue.undelivered,
+                probes,
+            )
+            if progress != seen:
+                seen, changed = progress, now
+            elif now - changed >= timeout:
                 raise SettleTimeout(
-                    f"not settled after {timeout}s: {queue.undelivered} update(s) never "
+                    f"no progress for {timeout}s: {queue.undelivered} update(s) never "
                     f"fetched, {self.server.inflight} call(s) in flight, last activity "
                     f"{idle:.2f}s ago"
                 )
             await asyncio.sleep(min(0.01, max(quiet - idle, 0.002)))
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+        """Wait until ``condition()`` holds; :class:`SettleTimeout` only after
+        ``timeout`` seconds in which the bot made no progress at all (no API call
+        started or ended, no update delivered)."""
+        loop = asyncio.get_running_loop()
+        queue = self.world.updates
+        seen: tuple[Any, ...] = ()
+        changed = loop.time()
+        while not condition():
+            progress = (self.server.last_activity, queue.last_delivery, self.server.inflight)
+            now = loop.time()
+            if progress != seen:
+                seen, changed = progress, now
+            elif now - changed >= timeout:
+                raise SettleTimeout(f"no progress for {timeout}s while waiting")
+            await asyncio.sleep(0.005)
 
     # reading what happened -------------------------------------------------------------------
 

@@ -168,8 +168,10 @@ async def _read_params(request: web.Request) -> JSON:
 
 
 def _respond(status: int, body: JSON) -> web.Response:
-    return web.Response(
-        status=status,
-        body=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-        content_type="application/json",
-    )
+    try:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (forged callback data, say) has no UTF-8 form; as a
+        # \ud800 escape it is still valid JSON, as Telegram would send it.
+        data = json.dumps(body).encode("ascii")
+    return web.Response(status=status, body=data, content_type="application/json")
