@@ -35,6 +35,7 @@ from .i18n import N_, Translator, get_translator, language_from_telegram
 from .outbox import Outbox
 from .storage import repo
 from .storage.models import Game, utcnow
+from .thinking import POOLED_LEVELS, Thinkers
 
 __all__ = ["DEFAULT_SETTINGS", "Answer", "GameService", "ServiceConfig"]
 
@@ -102,8 +103,11 @@ class GameService:
         config: ServiceConfig | None = None,
         scheduler: Callable[[str, float, Callable[[], Any]], None] | None = None,
         unscheduler: Callable[[str], None] | None = None,
+        thinkers: Thinkers | None = None,
     ) -> None:
         self.sessions = sessions
+        #: Where searching computer players think (None: in a thread of this process).
+        self.thinkers = thinkers
         self.outbox = outbox
         self.config = config or ServiceConfig()
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -548,6 +552,8 @@ class GameService:
             player.level = level
             self._players[key] = player
         view = match.view(seat)
+        if level in POOLED_LEVELS and self.thinkers is not None:
+            return await self.thinkers.act(level, self.config.think_seconds, view)
         if level == "hard":
             return await asyncio.to_thread(player.act, view)
         return player.act(view)
@@ -743,6 +749,8 @@ class GameService:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self.thinkers is not None:
+            await self.thinkers.shutdown()
 
 
 # ------------------------------------------------------------------- helpers
