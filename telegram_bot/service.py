@@ -519,23 +519,27 @@ class GameService:
         """Computer seats play until a human is on turn, shown in one table edit."""
         await asyncio.sleep(self.config.computer_delay)
         async with self._locks[game_id]:
-            async with self.sessions.begin() as s:
+            # No database connection is held while computers think (a search takes
+            # up to its budget): the game's lock keeps its writers out meanwhile, and
+            # the commit checks the move number read here.
+            async with self.sessions() as s:
                 game = await repo.get_game(s, game_id)
-                if game is None or game.status != "playing" or game.move != move:
-                    return
-                match = Match.from_json(game.state)
-                events: list[Event] = []
-                hand_no = match.hand_no
-                while not match.is_over and match.hand_no == hand_no:
-                    level = self._controller(game, match)
-                    if level is None:
-                        break
-                    seat = match.turn
-                    assert seat is not None
-                    action = await self._think(game.id, seat, level, match)
-                    events += match.apply(seat, action)
-                if not events:
-                    return
+            if game is None or game.status != "playing" or game.move != move:
+                return
+            match = Match.from_json(game.state)
+            events: list[Event] = []
+            hand_no = match.hand_no
+            while not match.is_over and match.hand_no == hand_no:
+                level = self._controller(game, match)
+                if level is None:
+                    break
+                seat = match.turn
+                assert seat is not None
+                action = await self._think(game.id, seat, level, match)
+                events += match.apply(seat, action)
+            if not events:
+                return
+            async with self.sessions.begin() as s:
                 await self._commit(s, game, match, events)
             await self._render(game, match, events)
         if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
