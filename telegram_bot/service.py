@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -32,6 +31,7 @@ from core import (
 
 from . import render
 from .i18n import N_, Translator, get_translator, language_from_telegram
+from .locks import KeyedLocks
 from .outbox import Outbox
 from .storage import repo
 from .storage.models import Game, utcnow
@@ -40,6 +40,9 @@ from .thinking import POOLED_LEVELS, Thinkers
 __all__ = ["DEFAULT_SETTINGS", "Answer", "GameService", "ServiceConfig"]
 
 log = logging.getLogger(__name__)
+
+#: Users whose language is remembered (the database has it for the others).
+LANG_CACHE_SIZE = 4096
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "players": 4,
@@ -110,7 +113,9 @@ class GameService:
         self.thinkers = thinkers
         self.outbox = outbox
         self.config = config or ServiceConfig()
-        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        # Per-game state lives only while a game needs it: a lock while held or
+        # awaited, computer players and a timer while the match runs.
+        self._locks = KeyedLocks()
         self._langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -129,6 +134,8 @@ class GameService:
                 (user.language or language_from_telegram(user.telegram_language)) if user else "fa"
             )
             self._langs[user_id] = lang
+            if len(self._langs) > LANG_CACHE_SIZE:  # the oldest entry goes
+                del self._langs[next(iter(self._langs))]
         return lang
 
     def forget_lang(self, user_id: int) -> None:
@@ -508,6 +515,8 @@ class GameService:
     def _after_commit(self, game: Game, match: Match) -> None:
         if game.status != "playing" or match.is_over:
             self._cancel_timer(game.id)
+            for key in [k for k in self._players if k[0] == game.id]:
+                del self._players[key]
             return
         if self._controller(game, match) is not None:
             self._cancel_timer(game.id)
@@ -577,9 +586,11 @@ class GameService:
             return
         delay = max(0.0, (game.deadline - utcnow()).total_seconds())
         loop = asyncio.get_running_loop()
-        self._timers[game.id] = loop.call_later(
-            delay, lambda: self._spawn(self._on_timeout(game.id, game.move))
-        )
+        self._timers[game.id] = loop.call_later(delay, self._timer_fired, game.id, game.move)
+
+    def _timer_fired(self, game_id: str, move: int) -> None:
+        self._timers.pop(game_id, None)
+        self._spawn(self._on_timeout(game_id, move))
 
     def _cancel_timer(self, game_id: str) -> None:
         handle = self._timers.pop(game_id, None)
