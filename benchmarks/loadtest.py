@@ -225,6 +225,16 @@ async def _measure(
         "rss_mib": round(end_sample.rss / MIB, 1),
         "children_rss_mib": round(end_sample.children_rss / MIB, 1),
         "calls_per_play": round(calls["total"] / plays, 2) if plays else None,
+        "sends_edits_per_play": round(
+            (
+                calls["by_method"].get("sendMessage", 0)
+                + calls["by_method"].get("editMessageText", 0)
+            )
+            / plays,
+            2,
+        )
+        if plays
+        else None,
         "group_edits_per_play": round(calls["group_edits"] / plays, 2) if plays else None,
         "calls": calls,
         "alerts": sum(r.alerts for r in recorders.values()),
@@ -341,7 +351,8 @@ def _print_measure(r: dict[str, Any]) -> None:
         f"{r['bot']:<28} plays/s {r['plays_per_s']:>7}  CPU/play {_fmt(r['cpu_ms_per_play']):>6} ms"
         f"  CPU {r['cpu_share']:.2f} (+children {r['children_cpu_share']:.2f})"
         f"  RSS {r['rss_mib']} MiB  calls/play {_fmt(r['calls_per_play'])}"
-        f" (group edits {_fmt(r['group_edits_per_play'])})"
+        f" (sends+edits {_fmt(r['sends_edits_per_play'])},"
+        f" group edits {_fmt(r['group_edits_per_play'])})"
         f"  not-modified {r['calls']['not_modified']}  alerts {r['alerts']}"
     )
     print(
