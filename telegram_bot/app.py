@@ -14,6 +14,7 @@ from .config import Settings
 from .outbox import Outbox
 from .service import GameService, ServiceConfig
 from .storage.db import create_engine, migrate, session_factory
+from .thinking import Thinkers
 from .updates import TrackingUpdateProcessor
 
 __all__ = ["build_application", "main"]
@@ -88,6 +89,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
                 think_seconds=settings.think_seconds,
                 deal_seed=settings.deal_seed,
             ),
+            thinkers=Thinkers(settings.think_processes),
         )
         app.bot_data["service"] = service
         try:

@@ -26,6 +26,9 @@ class Settings:
     computer_delay: float = 1.0
     hand_pause: float = 2.0
     think_seconds: float = 1.0
+    #: Worker processes for the hard computer player's search (None: one per core;
+    #: 0: search in a thread of the bot's process).
+    think_processes: int | None = None
     #: Tests and demos only: reproducible deals (see ServiceConfig.deal_seed).
     deal_seed: int | None = None
 
@@ -44,6 +47,9 @@ class Settings:
             computer_delay=float(env.get("HOKM_COMPUTER_DELAY", "1.0")),
             hand_pause=float(env.get("HOKM_HAND_PAUSE", "2.0")),
             think_seconds=float(env.get("HOKM_THINK_SECONDS", "1.0")),
+            think_processes=(
+                int(env["HOKM_THINK_PROCESSES"]) if env.get("HOKM_THINK_PROCESSES") else None
+            ),
             deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
         )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -33,13 +32,18 @@ from core import (
 
 from . import render
 from .i18n import N_, Translator, get_translator, language_from_telegram
+from .locks import KeyedLocks
 from .outbox import Outbox
 from .storage import repo
 from .storage.models import Game, utcnow
+from .thinking import POOLED_LEVELS, Thinkers
 
 __all__ = ["DEFAULT_SETTINGS", "Answer", "GameService", "ServiceConfig"]
 
 log = logging.getLogger(__name__)
+
+#: Users whose language is remembered (the database has it for the others).
+LANG_CACHE_SIZE = 4096
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "players": 4,
@@ -103,11 +107,16 @@ class GameService:
         config: ServiceConfig | None = None,
         scheduler: Callable[[str, float, Callable[[], Any]], None] | None = None,
         unscheduler: Callable[[str], None] | None = None,
+        thinkers: Thinkers | None = None,
     ) -> None:
         self.sessions = sessions
+        #: Where searching computer players think (None: in a thread of this process).
+        self.thinkers = thinkers
         self.outbox = outbox
         self.config = config or ServiceConfig()
-        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        # Per-game state lives only while a game needs it: a lock while held or
+        # awaited, computer players and a timer while the match runs.
+        self._locks = KeyedLocks()
         self._langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -127,6 +136,8 @@ class GameService:
                 (user.language or language_from_telegram(user.telegram_language)) if user else "fa"
             )
             self._langs[user_id] = lang
+            if len(self._langs) > LANG_CACHE_SIZE:  # the oldest entry goes
+                del self._langs[next(iter(self._langs))]
         return lang
 
     def forget_lang(self, user_id: int) -> None:
@@ -522,6 +533,8 @@ class GameService:
     def _after_commit(self, game: Game, match: Match) -> None:
         if game.status != "playing" or match.is_over:
             self._cancel_timer(game.id)
+            for key in [k for k in self._players if k[0] == game.id]:
+                del self._players[key]
             return
         if self._controller(game, match) is not None:
             self._cancel_timer(game.id)
@@ -533,23 +546,27 @@ class GameService:
         """Computer seats play until a human is on turn, shown in one table edit."""
         await asyncio.sleep(self.config.computer_delay)
         async with self._locks[game_id]:
-            async with self.outbox.transaction() as s:
+            # No database connection is held while computers think (a search takes
+            # up to its budget): the game's lock keeps its writers out meanwhile, and
+            # the commit checks the move number read here.
+            async with self.sessions() as s:
                 game = await repo.get_game(s, game_id)
-                if game is None or game.status != "playing" or game.move != move:
-                    return
-                match = Match.from_json(game.state)
-                events: list[Event] = []
-                hand_no = match.hand_no
-                while not match.is_over and match.hand_no == hand_no:
-                    level = self._controller(game, match)
-                    if level is None:
-                        break
-                    seat = match.turn
-                    assert seat is not None
-                    action = await self._think(game.id, seat, level, match)
-                    events += match.apply(seat, action)
-                if not events:
-                    return
+            if game is None or game.status != "playing" or game.move != move:
+                return
+            match = Match.from_json(game.state)
+            events: list[Event] = []
+            hand_no = match.hand_no
+            while not match.is_over and match.hand_no == hand_no:
+                level = self._controller(game, match)
+                if level is None:
+                    break
+                seat = match.turn
+                assert seat is not None
+                action = await self._think(game.id, seat, level, match)
+                events += match.apply(seat, action)
+            if not events:
+                return
+            async with self.outbox.transaction() as s:
                 await self._commit(s, game, match, events)
                 await self._render(s, game, match, events)
             self._note_progress(game, match)
@@ -567,6 +584,8 @@ class GameService:
             player.level = level
             self._players[key] = player
         view = match.view(seat)
+        if level in POOLED_LEVELS and self.thinkers is not None:
+            return await self.thinkers.act(level, self.config.think_seconds, view)
         if level == "hard":
             return await asyncio.to_thread(player.act, view)
         return player.act(view)
@@ -586,9 +605,11 @@ class GameService:
             return
         delay = max(0.0, (game.deadline - utcnow()).total_seconds())
         loop = asyncio.get_running_loop()
-        self._timers[game.id] = loop.call_later(
-            delay, lambda: self._spawn(self._on_timeout(game.id, game.move))
-        )
+        self._timers[game.id] = loop.call_later(delay, self._timer_fired, game.id, game.move)
+
+    def _timer_fired(self, game_id: str, move: int) -> None:
+        self._timers.pop(game_id, None)
+        self._spawn(self._on_timeout(game_id, move))
 
     def _cancel_timer(self, game_id: str) -> None:
         handle = self._timers.pop(game_id, None)
@@ -766,6 +787,8 @@ class GameService:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self.thinkers is not None:
+            await self.thinkers.shutdown()
         await self.outbox.close()
 
 

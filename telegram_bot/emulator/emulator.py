@@ -378,6 +378,20 @@ class BotApiEmulator(UserActions):
         """Updates the bot has not confirmed yet."""
         return self.world.updates.pending
 
+    def forget_history(self) -> None:
+        """Drop what a long run (a load benchmark) no longer needs, to keep the
+        emulator's memory flat: the call log, answered queries, and every message
+        version but the current one. Messages themselves stay (they can be edited)."""
+        self.server.calls.clear()
+        world = self.world
+        for query_id in [q for q in world.callback_queries if q in world.callback_answers]:
+            del world.callback_queries[query_id]
+            del world.callback_answers[query_id]
+        for chat in world.chats.values():
+            for record in chat.messages.values():
+                if len(record.versions) > 1:
+                    del record.versions[:-1]
+
     # faults and limits ---------------------------------------------------------------------
 
     def inject_error(

@@ -27,6 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from .models import (
+    ACTIVE_GAME_PREDICATE,
     ACTIVE_STATUSES,
     LANGUAGES,
     Chat,
@@ -219,6 +220,14 @@ async def update_chat_settings(
 # ---------------------------------------------------------------------------- games
 
 
+def _active() -> Any:
+    """The games in the lobby or in progress, in the exact words of the partial index
+    ``uq_games_one_active_per_chat``: SQLite (and PostgreSQL with a generic plan) only
+    uses a partial index when the query's WHERE provably implies the index's, and bound
+    parameters (``status IN (?, ?)``) prove nothing, so the whole table was read."""
+    return text(ACTIVE_GAME_PREDICATE)
+
+
 def _detach(session: AsyncSession, game: Game | None) -> Game | None:
     if game is not None and game in session:
         session.expunge(game)
@@ -282,7 +291,7 @@ async def get_active_game(session: AsyncSession, chat_id: int) -> Game | None:
     """The chat's game in the lobby or in progress, detached, or None."""
     game = await session.scalar(
         select(Game)
-        .where(Game.chat_id == chat_id, Game.status.in_(ACTIVE_STATUSES))
+        .where(Game.chat_id == chat_id, _active())
         .execution_options(populate_existing=True)
     )
     return _detach(session, game)
@@ -292,7 +301,7 @@ async def list_active_games(session: AsyncSession) -> list[Game]:
     """Every game in the lobby or in progress, oldest first (for resuming after a restart)."""
     result = await session.scalars(
         select(Game)
-        .where(Game.status.in_(ACTIVE_STATUSES))
+        .where(_active())
         .order_by(Game.created_at, Game.id)
         .execution_options(populate_existing=True)
     )
@@ -309,7 +318,7 @@ async def find_active_game_for_user(session: AsyncSession, user_id: int) -> Game
     A user plays in one game at a time; if several match anyway, the newest is returned.
     """
     uid = int(user_id)
-    query = select(Game).where(Game.status.in_(ACTIVE_STATUSES))
+    query = select(Game).where(_active())
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
         query = query.where(text("games.seats @> CAST(:seat AS jsonb)")).params(

@@ -1,0 +1,65 @@
+"""The floor: the least a python-telegram-bot bot can do for a press at a table.
+
+``/go`` in a group posts a message with one button; each press is answered and the
+message is edited once to name whose turn is next. Same library, same HTTP
+settings (concurrent updates, connection pool) and same polling as the project's
+bot, so the CPU it spends per press is what the stack itself costs.
+
+    BOT_TOKEN=... TELEGRAM_API_URL=http://127.0.0.1:PORT python -m benchmarks.minimal_bot
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.ext import ApplicationBuilder, CallbackQueryHandler, CommandHandler, ContextTypes
+
+SEATS = 4
+
+
+def _keyboard(play: int) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[InlineKeyboardButton("play", callback_data=f"m:{play}")]])
+
+
+def text(play: int) -> str:
+    """What the table message shows; the simulated people read whose turn it is."""
+    return f"turn {play % SEATS} play {play}"
+
+
+async def go(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    assert update.effective_message is not None
+    await update.effective_message.reply_text(text(0), reply_markup=_keyboard(0))
+
+
+async def press(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query = update.callback_query
+    assert query is not None and query.data is not None
+    play = int(query.data.split(":")[1]) + 1
+    await query.answer()
+    await query.edit_message_text(text(play), reply_markup=_keyboard(play))
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING)
+    root = os.environ["TELEGRAM_API_URL"].rstrip("/").removesuffix("/bot")
+    app = (
+        ApplicationBuilder()
+        .token(os.environ["BOT_TOKEN"])
+        .base_url(f"{root}/bot")
+        .base_file_url(f"{root}/file/bot")
+        .concurrent_updates(64)
+        .connection_pool_size(32)
+        .pool_timeout(10.0)
+        .build()
+    )
+    app.add_handler(CommandHandler("go", go))
+    app.add_handler(CallbackQueryHandler(press))
+    app.run_polling(allowed_updates=Update.ALL_TYPES)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Computer players that search think in worker processes, off the event loop.
+
+The hard player's search is Python: in a thread it would hold the GIL and slow every
+table of the process. Here it runs in a small pool of processes at a lower CPU
+priority, so the bot keeps answering presses while computers think. Players keep no
+state between moves (each move is decided from the seat's view alone), so any
+worker can take any move.
+
+    thinkers = Thinkers(processes=2)        # at start; worker processes come lazily
+    action = await thinkers.act("hard", 1.0, match.view(seat))
+    await thinkers.shutdown()               # at stop
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from core import Action, SeatView
+
+__all__ = ["POOLED_LEVELS", "Thinkers", "default_processes"]
+
+#: Levels whose moves go to the pool; the others answer in microseconds, less than
+#: sending the view to another process would cost.
+POOLED_LEVELS = frozenset({"hard"})
+
+#: Workers run this much nicer than the bot, so presses are answered first.
+NICENESS = 5
+
+# One player per (level, budget) in each worker process.
+_players: dict[tuple[str, float], Any] = {}
+
+
+def default_processes() -> int:
+    return os.cpu_count() or 1
+
+
+def _start_worker() -> None:
+    with contextlib.suppress(OSError):  # not permitted: think at the same priority
+        os.nice(NICENESS)
+    import core.players.hard  # noqa: F401  (the first move should not pay the import)
+
+
+def think(level: str, time_budget: float, view: SeatView) -> tuple[Action, int]:
+    """A worker's move for ``view``, and the worker's pid (for tests and logs)."""
+    from core.players import make_player
+
+    key = (level, time_budget)
+    player = _players.get(key)
+    if player is None:
+        player = _players[key] = make_player(level, time_budget=time_budget)
+    return player.act(view), os.getpid()
+
+
+class Thinkers:
+    """A process pool for computer moves; ``processes=0`` thinks in a thread instead."""
+
+    def __init__(self, processes: int | None = None, worker: Any = think) -> None:
+        self.processes = default_processes() if processes is None else max(0, processes)
+        self._worker = worker
+        self._pool: ProcessPoolExecutor | None = None
+        if self.processes:
+            # Spawned, not forked: the bot process has threads and a running loop.
+            self._pool = ProcessPoolExecutor(
+                self.processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+            )
+        #: The pids of the processes that computed moves (the bot's own if in a thread).
+        self.worker_pids: set[int] = set()
+
+    async def act(self, level: str, time_budget: float, view: SeatView) -> Action:
+        if self._pool is None:
+            action, pid = await asyncio.to_thread(self._worker, level, time_budget, view)
+        else:
+            loop = asyncio.get_running_loop()
+            action, pid = await loop.run_in_executor(
+                self._pool, self._worker, level, time_budget, view
+            )
+        self.worker_pids.add(pid)
+        return action
+
+    async def shutdown(self) -> None:
+        """Stop the workers; a move being searched finishes first (within its budget)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)

@@ -1,0 +1,126 @@
+"""Computer players think in worker processes; the bot answers others meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from core import Match, PlayCard, Variant
+from telegram_bot.simulation import BotRunner
+from telegram_bot.thinking import Thinkers
+
+from .driver import Table, by_level
+from .gated_thinking import gated_think
+from .test_game_flow import _data, _open, _people
+
+
+async def test_a_hard_move_is_computed_in_another_process() -> None:
+    thinkers = Thinkers(1)
+    try:
+        match = Match(Variant(players=4, target=7), seed=5)
+        match.start()
+        view = match.view(match.turn)
+        action = await thinkers.act("hard", 0.05, view)
+        assert action in view.legal
+        assert thinkers.worker_pids and os.getpid() not in thinkers.worker_pids
+    finally:
+        await thinkers.shutdown()
+
+
+async def _until(check, what: str) -> None:
+    """Wait for progress made elsewhere (the bot, a worker process)."""
+    for _ in range(6000):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def _human_acts(emu, table: Table, user) -> object:
+    """The person plays once, on their turn, and the bot's answer is returned."""
+    game = await table.game()
+    match = Match.from_json(game.state)
+    seat = match.turn
+    action = by_level("normal", seed=1)(match.view(seat))
+    message = table.hand_message(game, user)
+    if isinstance(action, PlayCard):
+        data = f"p:{game.id}:{match.hand_no}:{action.card.ascii}"
+    else:
+        data = f"t:{game.id}:{game.move}:{action.suit.letter}"
+    handle = await emu.press(user, user.private_chat_id, message.message_id, data)
+    return await handle.wait_answer(timeout=60)
+
+
+def _humans_turn(table: Table, user):
+    async def check() -> bool:
+        game = await table.game()
+        if game is None or game.status != "playing":
+            return False
+        match = Match.from_json(game.state)
+        return (
+            match.turn is not None
+            and game.seats[match.order[match.turn]].get("user_id") == user.id
+            and str(user.id) in (game.private_messages or {})
+        )
+
+    return check
+
+
+async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, monkeypatch):
+    gate = tmp_path / "gate"
+    waiting = tmp_path / "gate.waiting"
+    monkeypatch.setenv("HOKM_TEST_GATE", str(gate))
+    runner = BotRunner(emu, db_url, think_processes=1)
+    await runner.start()
+    service = runner.service
+    await service.thinkers.shutdown()
+    service.thinkers = Thinkers(1, worker=gated_think)
+    try:
+        # Table A: one person and three hard computers, whose moves wait at the gate.
+        ann = (await _people(emu, ["Ann"], lang="en"))[0]
+        group_a = emu.add_group("A", members=[ann], admins=[ann])
+        game_a, lobby_a = await _open(emu, runner, group_a, ann, timer=0, level="hard")
+        await emu.press(ann, group_a.id, lobby_a.message_id, _data(game_a.id, "s"))
+        table_a = Table(emu, runner, group_a, [ann])
+
+        async def thinking() -> bool:
+            if await _humans_turn(table_a, ann)():
+                answer = await _human_acts(emu, table_a, ann)
+                assert not answer.show_alert, answer
+            return waiting.exists()
+
+        await _until(thinking, "a hard move handed to the pool")
+        move_a = (await table_a.game()).move
+
+        # Table B (normal computers, in this process) is served meanwhile.
+        ben = (await _people(emu, ["Ben"], lang="en", start=False))[0]
+        await emu.send_message(ben, ben.private_chat_id, "/start")
+        group_b = emu.add_group("B", members=[ben], admins=[ben])
+        await emu.send_message(ben, group_b.id, "/newgame")
+        table_b = Table(emu, runner, group_b, [ben])
+
+        async def lobby_b() -> bool:
+            return (g := await table_b.game()) is not None and g.table_message_id is not None
+
+        await _until(lobby_b, "B's lobby")
+        game_b = await table_b.game()
+        for arg in ("timer=0",):
+            handle = await emu.press(
+                ben, group_b.id, game_b.table_message_id, _data(game_b.id, "o", arg)
+            )
+            await handle.wait_answer(timeout=60)
+        handle = await emu.press(ben, group_b.id, game_b.table_message_id, _data(game_b.id, "s"))
+        await handle.wait_answer(timeout=60)
+        await _until(_humans_turn(table_b, ben), "Ben's turn")
+        answer = await _human_acts(emu, table_b, ben)
+        assert not answer.show_alert, answer
+        assert (await table_a.game()).move == move_a, "A's computer moved before the gate"
+
+        gate.touch()
+        await runner.settle()
+        assert (await table_a.game()).move > move_a
+        assert service.thinkers.worker_pids and os.getpid() not in service.thinkers.worker_pids
+    finally:
+        gate.touch()
+        await runner.stop()
+    assert service.thinkers._pool is None
