@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from typing import Any
 
-from telegram import BotCommand, Update
+from telegram import Bot, BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
@@ -129,9 +130,11 @@ def main() -> int:
     if not settings.token:
         print(NO_TOKEN, file=sys.stderr)
         return 2
-    app = build_application(settings)
     try:
-        run(app, settings)
+        # Asked once before python-telegram-bot's start-up loop, which would log a
+        # traceback for a wrong token or an unreachable server.
+        asyncio.run(check_token(settings))
+        run(build_application(settings), settings)
     except InvalidToken:
         print(BAD_TOKEN, file=sys.stderr)
         return 2
@@ -140,6 +143,14 @@ def main() -> int:
         print(UNREACHABLE.format(where=where, error=error), file=sys.stderr)
         return 3
     return 0
+
+
+async def check_token(settings: Settings) -> None:
+    """getMe with the configured token: raises InvalidToken or NetworkError."""
+    urls = settings.api_base_urls()
+    kwargs = {"base_url": urls[0], "base_file_url": urls[1]} if urls else {}
+    async with Bot(settings.token, **kwargs):  # initialize() calls getMe
+        pass
 
 
 def run(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings) -> None:
