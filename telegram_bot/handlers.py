@@ -48,6 +48,7 @@ from core import (
 from . import callbacks as cb
 from . import guide, render
 from .i18n import N_, get_translator, language_from_telegram
+from .rematch import rematch
 from .service import DEFAULT_SETTINGS, Answer, GameService, _seat_of
 from .storage import repo
 
@@ -355,6 +356,8 @@ async def _dispatch(
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
     if a == "r":
         return await svc.set_away(data.game_id, user.id, False)
+    if a == "m":
+        return await rematch(svc, data.game_id, user)
     if data.move is None:
         tr = await svc.user_tr(user.id)
         return Answer(tr("This button is not valid"), alert=True)

@@ -399,6 +399,9 @@ def table_text(game: Any, match: Match, tr: Translator) -> str:
 
 
 def table_keyboard(game: Any, match: Match, tr: Translator) -> InlineKeyboardMarkup | None:
+    if match.phase is Phase.OVER:
+        rematch = InlineKeyboardButton(tr("🔁 Rematch"), callback_data=cb.encode("m", game.id))
+        return InlineKeyboardMarkup([[rematch]])
     if match.phase is not Phase.PLAY:
         return None
     return InlineKeyboardMarkup(

@@ -331,3 +331,85 @@ async def test_an_out_of_turn_inline_query_says_whose_turn_it_is(emu, runner, la
     assert results.button["text"] == (
         "شما الان در هیچ بازی‌ای نیستید." if lang == "fa" else "You are not in a game right now."
     )
+
+
+# ----------------------------------------------------------------------- rematch
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+async def test_rematch_reopens_the_same_seats_and_settings(emu, runner, lang):
+    people = await _people(emu, NAMES[lang][:2], lang=lang)
+    stranger = (await _people(emu, ["Eve"], lang=lang))[0]
+    group = await _group(emu, runner, [*people, stranger], lang)
+    table = await _start(emu, runner, group, people, target=1, level="easy")
+    await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
+    await runner.settle()
+    old = await table.game()
+    assert old.status == "finished"
+    board = emu.message(group.id, old.table_message_id)
+    [button] = buttons(board)
+    assert button["text"] == ("🔁 بازی دوباره" if lang == "fa" else "🔁 Rematch")
+    assert button["callback_data"] == f"m:{old.id}"
+
+    h = await emu.press(stranger, group.id, board.message_id, button["callback_data"])
+    await runner.settle()
+    assert h.answer.show_alert and (await table.game()).id == old.id  # players only
+
+    h = await emu.press(people[1], group.id, board.message_id, button["callback_data"])
+    await runner.settle()
+    assert not h.answer.show_alert
+    assert h.answer.text.startswith("بازی دوباره" if lang == "fa" else "Rematch: the same seats")
+    new = await table.game()
+    assert new.id != old.id and new.status == "lobby" and new.owner_id == people[1].id
+    assert new.settings == old.settings and new.settings["level"] == "easy"
+    assert [s.get("user_id") for s in new.seats] == [s.get("user_id") for s in old.seats]
+    assert [s.get("bot") for s in new.seats] == [s.get("bot") for s in old.seats]
+    lobby = emu.chat_log(group.id)[-1]
+    assert lobby.message_id == new.table_message_id
+    assert all(p.first_name in lobby.text for p in people)
+
+    # A second press while the new lobby is open changes nothing.
+    h = await emu.press(people[0], group.id, board.message_id, button["callback_data"])
+    await runner.settle()
+    assert h.answer.show_alert and (await table.game()).id == new.id
+
+    await emu.press(people[1], group.id, lobby.message_id, _data(new.id, "s"))
+    await runner.settle()
+    again = await table.game()
+    assert again.id == new.id and again.status == "playing"
+    # The new match deals new hands: none of their cards shows in the new messages
+    # (the old table still shows the old match's last trick).
+    match = Match.from_json(again.state)
+    shown = "\n".join(
+        m.text for m in emu.chat_log(group.id) if m.message_id >= new.table_message_id
+    )
+    for seat in range(4):
+        for card in match.hand_of(seat):
+            assert str(card) not in shown or card in {c for _, c in match.first_draw}
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+async def test_a_solo_rematch_starts_at_once(emu, runner, lang):
+    from telegram_bot.storage import repo
+
+    user = (await _people(emu, NAMES[lang][:1], lang=lang))[0]
+    await runner.settle()
+    async with runner.service.sessions.begin() as s:
+        await repo.get_or_create_chat(s, user.id, "private", None)
+        await repo.update_chat_settings(s, user.id, {"target": 1, "timer": 0})
+    await emu.send_message(user, user.private_chat_id, "/play")
+    await runner.settle()
+    chat = type("Chat", (), {"id": user.id})()
+    table = Table(emu, runner, chat, [user])
+    table.check_hidden = False  # the table is the player's own chat, beside their hand
+    await table.play_out({user.id: by_level("normal", seed=5)})
+    old = await table.game()
+    board = emu.message(user.id, old.table_message_id)
+    [button] = buttons(board)
+    await emu.press(user, user.private_chat_id, board.message_id, button["callback_data"])
+    await runner.settle()
+    new = await table.game()
+    assert new.id != old.id and new.status == "playing"
+    assert new.settings == old.settings
+    texts = "\n".join(m.text for m in emu.chat_log(user.private_chat_id) if m.from_bot)
+    assert ("بازی حکم · دور ۱" if lang == "fa" else "Hokm · hand 1") in texts
