@@ -61,6 +61,14 @@ async def test_the_hand_message_shows_partner_score_trick_and_whose_turn(emu, ru
     people = await _people(emu, NAMES[lang], lang=lang)
     group = await _group(emu, runner, people, lang)
     table = await _start(emu, runner, group, people)
+    game = await table.game()
+    board = emu.message(group.id, game.table_message_id).text
+    if lang == "fa":  # «حکم» alone would stack two meanings over «حکم: …»
+        assert board.startswith("بازی حکم · دور ۱")
+        assert "برای تعیین حاکم، ورق‌ها رو\u200cباز پخش شد تا اولین آس بیاید: " in board
+    else:
+        assert board.startswith("Hokm · hand 1")
+        assert "To choose the hakem, cards were dealt face up until the first ace: " in board
     strategies = {p.id: by_level("normal", seed=p.id) for p in people}
     # Into the second trick or later, with cards on the table.
     for _ in range(60):
@@ -309,6 +317,11 @@ async def test_an_out_of_turn_inline_query_says_whose_turn_it_is(emu, runner, la
         await table.step(strategies)
     on_turn = next(p for p in people if p.id == game.seats[match.order[match.turn]]["user_id"])
     waiting = next(p for p in people if p is not on_turn)
+    playable = await emu.inline_query(on_turn, group, "")
+    assert len(playable) == len(match.legal_cards(match.turn)) and playable.button is None
+    assert {r["description"] for r in playable} == {
+        "این ورق را بازی کنید" if lang == "fa" else "Play this card"
+    }
     results = await emu.inline_query(waiting, group, "")
     assert list(results) == []  # nothing to play ...
     expected = (
@@ -413,3 +426,28 @@ async def test_a_solo_rematch_starts_at_once(emu, runner, lang):
     assert new.settings == old.settings
     texts = "\n".join(m.text for m in emu.chat_log(user.private_chat_id) if m.from_bot)
     assert ("بازی حکم · دور ۱" if lang == "fa" else "Hokm · hand 1") in texts
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+async def test_lobby_and_back_texts(emu, runner, lang):
+    people = await _people(emu, NAMES[lang][:3], lang=lang)
+    group = await _group(emu, runner, people, lang)
+    game, lobby = await _open(emu, runner, group, people[0])
+    for p in people[1:]:
+        await emu.press(p, group.id, lobby.message_id, _data(game.id, "j"))
+        await runner.settle()
+    h = await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "o", "players=2"))
+    await runner.settle()
+    assert h.answer.show_alert
+    assert h.answer.text == (
+        "تعداد بازیکنان واردشده از این عدد بیشتر است"
+        if lang == "fa"
+        else "Too many players have joined for that"
+    )
+    await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
+    await runner.settle()
+    game = await Table(emu, runner, group, people).game()
+    await runner.service.set_away(game.id, people[1].id, True)
+    await runner.settle()
+    reply = await _command(emu, runner, people[1], people[1].private_chat_id, "/back")
+    assert reply == ("به بازی برگشتید!" if lang == "fa" else "Welcome back!")
