@@ -10,8 +10,7 @@ private messages) and pass it along, named ``tr`` or bound to a local ``_`` so t
 ``pybabel extract`` (see babel.cfg for the command) finds the messages::
 
     _ = get_translator(chat.language)
-    text = _("Team {team} won the hand: {won} to {lost}", team=1, won=7, lost=4)
-    # «تیم ۱ این دور را برد: ۷ به ۴» — numeric arguments get Persian digits
+    text = _("Hand {n}", n=4)  # «دور ۴» — numeric arguments get Persian digits
     text = _.ngettext("{n} point", "{n} points", 2)
 
 Keyword arguments are formatted with ``str.format`` (numbers through

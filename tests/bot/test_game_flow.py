@@ -94,6 +94,9 @@ async def _full_persian_match(emu, runner):
         board = await repo.leaderboard(s, group.id)
     assert {row.user_id for row in board} == {p.id for p in people}
     assert sum(row.matches_won for row in board) == 2  # one winning team of two
+    await emu.send_message(people[0], group.id, "/score")
+    await runner.settle()
+    assert "— سارا و مریم (۸ به ۰)" in emu.chat_log(group.id)[-1].text  # partners joined by «و»
 
 
 async def test_three_players_with_a_computer_seat_in_english(emu, runner):
