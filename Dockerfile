@@ -1,7 +1,8 @@
 # Hokm (حکم) Telegram bot.
 #
-#   docker build -t hokm-bot .
-#   docker run -d --name hokm -e BOT_TOKEN=... -v hokm-data:/data hokm-bot
+#   docker build -t hokm .
+#   docker run -d --name hokm -e BOT_TOKEN=... -v hokm-data:/data hokm
+#   (webhook mode: add -e WEBHOOK_URL=https://host:8443 -p 8443:8443)
 #
 # SQLite lives in the /data volume (/data/hokm.sqlite3); set DATABASE_URL
 # (postgres://...) to use PostgreSQL instead. Migrations run when the bot starts.

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from typing import Any
 
-from telegram import BotCommand, Update
+from telegram import Bot, BotCommand, Update
+from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
-from . import handlers
+from . import guide, handlers
 from .config import Settings
+from .i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from .outbox import Outbox
 from .service import GameService, ServiceConfig
 from .storage.db import create_engine, migrate, session_factory
@@ -33,15 +36,11 @@ For inline play from the group, also send /setinline and /setinlinefeedback (100
 to @BotFather. To try the bot without Telegram: .venv/bin/python -m telegram_bot.demo
 """
 
-COMMANDS = [
-    ("newgame", "New game in this group · بازی جدید"),
-    ("play", "Solo match against the computer · بازی تک‌نفره"),
-    ("score", "Running score · امتیازها"),
-    ("stats", "Leaderboard · جدول برترین‌ها"),
-    ("language", "Language · زبان"),
-    ("back", "I'm back · برگشتم"),
-    ("help", "How to play · راهنما"),
-]
+BAD_TOKEN = (
+    "Telegram refused BOT_TOKEN (401 Unauthorized): copy the token @BotFather gave you "
+    "(/mybots, then API Token), e.g. 123456789:AA..."
+)
+UNREACHABLE = "Could not reach the Telegram Bot API at {where}: {error}"
 
 
 def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -92,10 +91,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
             thinkers=Thinkers(settings.think_processes),
         )
         app.bot_data["service"] = service
-        try:
-            await app.bot.set_my_commands([BotCommand(c, d) for c, d in COMMANDS])
-        except Exception:  # cosmetic; never block start-up on it
-            log.warning("could not set the command list", exc_info=True)
+        await set_command_menus(app.bot)
         resumed = await service.resume_all()
         log.info("resumed %d game(s)", resumed)
 
@@ -115,6 +111,19 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
     return app
 
 
+async def set_command_menus(bot: Any) -> None:
+    """One menu per language (Telegram picks by the user's app language), and the
+    Persian one for everyone else."""
+    menus = [(code, get_translator(code)) for code in LANGUAGES]
+    menus.append(("", get_translator(DEFAULT_LANGUAGE)))
+    for code, tr in menus:
+        commands = [BotCommand(c, d) for c, d in guide.command_menu(tr)]
+        try:
+            await bot.set_my_commands(commands, language_code=code or None)
+        except TelegramError:  # cosmetic; never block start-up on it
+            log.warning("could not set the %r command list", code, exc_info=True)
+
+
 def main() -> int:
     logging.basicConfig(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO
@@ -124,7 +133,30 @@ def main() -> int:
     if not settings.token:
         print(NO_TOKEN, file=sys.stderr)
         return 2
-    app = build_application(settings)
+    try:
+        # Asked once before python-telegram-bot's start-up loop, which would log a
+        # traceback for a wrong token or an unreachable server.
+        asyncio.run(check_token(settings))
+        run(build_application(settings), settings)
+    except InvalidToken:
+        print(BAD_TOKEN, file=sys.stderr)
+        return 2
+    except NetworkError as error:
+        where = settings.api_url or "https://api.telegram.org"
+        print(UNREACHABLE.format(where=where, error=error), file=sys.stderr)
+        return 3
+    return 0
+
+
+async def check_token(settings: Settings) -> None:
+    """getMe with the configured token: raises InvalidToken or NetworkError."""
+    urls = settings.api_base_urls()
+    kwargs = {"base_url": urls[0], "base_file_url": urls[1]} if urls else {}
+    async with Bot(settings.token, **kwargs):  # initialize() calls getMe
+        pass
+
+
+def run(app: Application[Any, Any, Any, Any, Any, Any], settings: Settings) -> None:
     if settings.webhook_url:
         app.run_webhook(
             listen=settings.webhook_listen,
@@ -136,4 +168,3 @@ def main() -> int:
         )
     else:
         app.run_polling(allowed_updates=Update.ALL_TYPES)
-    return 0

@@ -36,6 +36,7 @@ ACTIONS = {
     "v": "bid (arg: tricks)",
     "r": "I'm back",
     "g": "language (arg: fa/en), for a user or a group",
+    "m": "rematch: a new game with a finished match's seats and settings",
 }
 
 _GAME_ID = re.compile(r"[a-z0-9]{1,12}")

@@ -3,7 +3,7 @@
 Starts the Bot API emulator on 127.0.0.1, runs the real bot against it on a
 throwaway SQLite file, seats simulated people (who press the buttons in their
 private hand messages) beside computer players, and prints the group's
-conversation as Telegram would show it.
+conversation as Telegram would show it, then one person's private hand message.
 """
 
 from __future__ import annotations
@@ -49,9 +49,12 @@ async def run(players: int, people: int, lang: str, target: int) -> None:
                 await emu.press(owner, group.id, lobby, f"s:{game.id}")
                 await table.play_out({u.id: by_level("normal", seed=u.id) for u in users})
                 await runner.settle()
+                game = await table.game()
+                hand = table.hand_message(game, owner)
             finally:
                 await runner.stop()
             print_chat(emu, group)
+            print_hand(hand, owner.first_name)
             calls = emu.count_calls(methods=("sendMessage", "editMessageText"))
             print(f"\n[{table.presses} button presses by people; {calls} messages sent or edited]")
 
@@ -63,6 +66,21 @@ def print_chat(emu: BotApiEmulator, group) -> None:
         suffix = f"  (edited {edits} times)" if edits else ""
         print(f"\n--- {who}{suffix} ---")
         print(message.text)
+
+
+def print_hand(message, name: str) -> None:
+    """One person's private hand message, as it looked a third of the way through
+    (its last version only says who won)."""
+    versions = message.edit_history
+    version = versions[len(versions) // 3]
+    cards = [
+        b["text"] for row in (version.reply_markup or {}).get("inline_keyboard", []) for b in row
+    ]
+    print(
+        f"\n=== {name}'s private hand message (version {len(versions) // 3 + 1} of {len(versions)}) ==="
+    )
+    print(version.text)
+    print("[buttons: " + " ".join(cards) + "]")
 
 
 def main(argv: list[str] | None = None) -> None:

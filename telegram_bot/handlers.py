@@ -7,6 +7,7 @@ Handlers stay thin: they read the update, answer it, and call
 from __future__ import annotations
 
 import logging
+from html import unescape
 from typing import Any
 
 from telegram import (
@@ -14,7 +15,9 @@ from telegram import (
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     InlineQueryResultArticle,
+    InlineQueryResultsButton,
     InputTextMessageContent,
+    ReplyParameters,
     Update,
 )
 from telegram.constants import ChatType, ParseMode
@@ -22,6 +25,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
+    ChatMemberHandler,
     ChosenInlineResultHandler,
     CommandHandler,
     ContextTypes,
@@ -42,9 +46,10 @@ from core import (
 )
 
 from . import callbacks as cb
-from . import render
+from . import guide, render
 from .i18n import N_, get_translator, language_from_telegram
-from .service import Answer, GameService, _seat_of
+from .rematch import rematch
+from .service import DEFAULT_SETTINGS, Answer, GameService, _seat_of
 from .storage import repo
 
 __all__ = ["register"]
@@ -101,6 +106,8 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await repo.mark_started(s, user.id)
     tr = await svc.user_tr(user.id)
     payload = context.args[0] if context.args else ""
+    if payload == "hand" and await _point_to_hand(update, context):
+        return
     if payload.startswith("join_"):
         game_id = payload[5:]
         answer = await svc.lobby_action(game_id, user, "j", "", lambda: _false())
@@ -108,6 +115,23 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     await _reply(update, tr(WELCOME))
     await svc.player_returns(user.id)
+
+
+async def _point_to_hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """From the inline button: answer under the player's hand message, if they have one."""
+    user = update.effective_user
+    svc = _service(context)
+    game = await svc.game_for_user(user.id)
+    hand = (game.private_messages or {}).get(str(user.id)) if game is not None else None
+    if hand is None:
+        return False
+    tr = await svc.user_tr(user.id)
+    await context.bot.send_message(
+        user.id,
+        tr("Your cards are in this message; it changes as the game goes on."),
+        reply_parameters=ReplyParameters(hand, allow_sending_without_reply=True),
+    )
+    return True
 
 
 async def _false() -> bool:
@@ -123,22 +147,49 @@ WELCOME = N_(
     "/help — how to play"
 )
 
-HELP = N_(
-    "<b>How Hokm is played</b>\n"
-    "The first player dealt an ace is the hakem. The hakem sees five cards and names "
-    "trump, then everyone gets the rest of their cards. Follow the led suit if you can; "
-    "otherwise play any card, trump included. The highest trump takes the trick, else the "
-    "highest card of the led suit. The first side to take 7 tricks wins the hand: 1 point; "
-    "kot (7-0 for the hakem's side) 2 points; hakem-kot (7-0 against the hakem) 3 points. "
-    "The first to 7 points wins the match.\n"
-    "/newgame — open a game in a group · /score — the running score · /stats — leaderboard · "
-    "/language — language · /back — come back after being away"
-)
-
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tr = await _tr_for(update, context)
-    await _reply(update, tr(HELP))
+    await _reply(update, guide.help_text(tr))
+
+
+async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/rules: the variant this chat's table plays (or will play), in short."""
+    tr = await _tr_for(update, context)
+    svc = _service(context)
+    chat_id = update.effective_chat.id
+    game = await svc.active_game(chat_id)
+    if game is None and not _is_group(update):
+        game = await svc.game_for_user(update.effective_user.id)
+    if game is not None:
+        settings = game.settings
+    else:
+        async with svc.sessions() as s:
+            chat = await repo.get_chat(s, chat_id)
+        settings = {**DEFAULT_SETTINGS, **((chat.settings if chat else None) or {})}
+    await _reply(update, guide.rules_text(settings, tr))
+
+
+async def greet(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The bot was added to a group: say how to start, in the language of whoever added it
+    (unless the group already chose one)."""
+    change = update.my_chat_member
+    chat = change.chat
+    if chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
+        return
+    present = (ChatMember.MEMBER, ChatMember.ADMINISTRATOR)
+    if change.new_chat_member.status not in present or change.old_chat_member.status in present:
+        return
+    svc = _service(context)
+    async with svc.sessions.begin() as s:
+        known = await repo.get_chat(s, chat.id)
+        lang = known.language if known else language_from_telegram(change.from_user.language_code)
+        await repo.get_or_create_chat(s, chat.id, chat.type, chat.title, language=lang)
+    tr = get_translator(lang)
+    try:
+        await context.bot.send_message(chat.id, tr(guide.GREETING), parse_mode=ParseMode.HTML)
+    except TelegramError:  # the group may not let the bot write; nothing is lost
+        log.info("could not greet chat %s", chat.id)
 
 
 async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -164,6 +215,9 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = _service(context)
     async with svc.sessions.begin() as s:
         await repo.mark_started(s, user.id)
+        # The private chat is the table: it speaks the player's language.
+        await repo.get_or_create_chat(s, user.id, "private", None, language=tr.lang)
+        await repo.set_chat_language(s, user.id, tr.lang)
     if await svc.game_for_user(user.id) is not None:
         await _reply(update, tr("You are already playing in another game"))
         return
@@ -218,12 +272,18 @@ async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         lines.append(tr("<b>Recent matches</b>"))
         for m in recent:
             winners = [
-                p["name"] or tr("🤖 Computer") for p in m.players if p["side"] == m.winner_side
+                render.escape(p["name"])
+                if p["name"] and not p.get("bot")
+                else tr("🤖 Computer {n}").format(n=tr.format_number(p.get("number") or i + 1))
+                for i, p in enumerate(m.players)
+                if p["side"] == m.winner_side
             ]
             score_text = tr(" to ").join(
                 tr.format_number(x) for x in sorted(m.scores, reverse=True)
             )
-            lines.append(f"{tr.date(m.finished_at)} — {' & '.join(winners)} ({score_text})")
+            lines.append(
+                f"{tr.date(m.finished_at)} — {render.and_join(winners, tr)} ({score_text})"
+            )
     if not lines:
         lines.append(tr("No matches yet. Send /newgame to start one."))
     await _reply(update, "\n".join(lines))
@@ -239,18 +299,16 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     lines = [tr("<b>Leaderboard</b>")]
     for i, row in enumerate(rows, 1):
-        lines.append(
-            tr(
-                "{rank}. {name}: {won} of {played} matches won · {hands} hands · {kots} kots"
-            ).format(
-                rank=tr.format_number(i),
-                name=render.escape(row.name),
-                won=tr.format_number(row.matches_won),
-                played=tr.format_number(row.matches_played),
-                hands=tr.format_number(row.hands_won),
-                kots=tr.format_number(row.kots),
-            )
+        won = tr.ngettext(
+            "{won} of {n} match won",
+            "{won} of {n} matches won",
+            row.matches_played,
+            won=row.matches_won,
         )
+        hands = tr.ngettext("{n} hand won", "{n} hands won", row.hands_won)
+        kots = tr.ngettext("{n} kot", "{n} kots", row.kots)
+        name = render.escape(row.name)
+        lines.append(f"{tr.format_number(i)}. {name}: {won} · {hands} · {kots}")
     await _reply(update, "\n".join(lines))
 
 
@@ -328,6 +386,8 @@ async def _dispatch(
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
     if a == "r":
         return await svc.set_away(data.game_id, user.id, False)
+    if a == "m":
+        return await rematch(svc, data.game_id, user)
     tr = await svc.user_tr(user.id)
     if data.move is None:
         return Answer(tr("This button is not valid"), alert=True)
@@ -445,6 +505,8 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
                 s, user.id, user.first_name, user.username, user.language_code
             )
             await repo.set_user_language(s, user.id, lang)
+            if chat is not None and chat.id == user.id:  # a solo table lives here
+                await repo.set_chat_language(s, user.id, lang)
         svc.forget_lang(user.id)
     if query.message is not None:
         try:
@@ -458,12 +520,16 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
 
 
 async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """From the group: a player sees only their own legal cards and picks one."""
+    """From the group: a player sees only their own legal cards and picks one.
+
+    When there is nothing to play, the answer is no result and a button above the
+    (empty) list that says why and opens the private chat, where the hand is."""
     query = update.inline_query
     svc = _service(context)
-    tr = await svc.user_tr(query.from_user.id)
+    tr = await _user_tr(update, context)  # also for someone who never wrote to the bot
     game = await svc.game_for_user(query.from_user.id)
     results = []
+    hint = tr("You are not in a game right now.")
     if game is not None and game.status == "playing" and game.state:
         from core import Match
 
@@ -481,8 +547,17 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
                         ),
                     )
                 )
+        elif seat is not None and match.turn is not None and match.turn != seat:
+            names = render.seat_names(game, match, tr)
+            hint = tr("Not your turn: it is {name}'s turn").format(name=names[match.turn])
+        elif seat is not None:
+            hint = tr("Your turn: answer in your private chat with the bot")
+    button = None
+    if not results:
+        # start=hand opens the private chat, which points to the hand message.
+        button = InlineQueryResultsButton(text=unescape(hint), start_parameter="hand")
     # Personal and uncached: each player sees only their own cards, as of now.
-    await query.answer(results, cache_time=0, is_personal=True)
+    await query.answer(results, cache_time=0, is_personal=True, button=button)
 
 
 async def chosen_inline(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -550,6 +625,8 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
 def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(CommandHandler("start", start))
     app.add_handler(CommandHandler("help", help_command))
+    app.add_handler(CommandHandler("rules", rules))
+    app.add_handler(ChatMemberHandler(greet, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_handler(CommandHandler(["newgame", "hokm"], new_game))
     app.add_handler(CommandHandler("play", play_solo))
     app.add_handler(CommandHandler("language", language))

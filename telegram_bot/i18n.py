@@ -10,8 +10,7 @@ private messages) and pass it along, named ``tr`` or bound to a local ``_`` so t
 ``pybabel extract`` (see babel.cfg for the command) finds the messages::
 
     _ = get_translator(chat.language)
-    text = _("Team {team} won the hand: {won} to {lost}", team=1, won=7, lost=4)
-    # «تیم ۱ این دور را برد: ۷ به ۴» — numeric arguments get Persian digits
+    text = _("Hand {n}", n=4)  # «دور ۴» — numeric arguments get Persian digits
     text = _.ngettext("{n} point", "{n} points", 2)
 
 Keyword arguments are formatted with ``str.format`` (numbers through
@@ -22,7 +21,7 @@ Persian text go through :func:`ltr`.
 Checking the catalogs (tests and CI)::
 
     python -m telegram_bot.i18n check    # non-zero exit on untranslated, fuzzy, missing
-                                         # entries or placeholder mismatches
+                                         # or unused entries, or placeholder mismatches
 
 Locales are read from ``HOKM_LOCALES_DIR`` if set, else ``locales/`` at the repo root.
 """
@@ -361,7 +360,7 @@ class Problem:
     """One thing wrong with a catalog."""
 
     language: str
-    kind: str  # 'missing-catalog' | 'unreadable' | 'untranslated' | 'fuzzy' | 'missing' | 'placeholders' | 'plural-forms'
+    kind: str  # 'missing-catalog' | 'unreadable' | 'untranslated' | 'fuzzy' | 'missing' | 'unused' | 'placeholders' | 'plural-forms'
     msgid: str
     detail: str = ""
 
@@ -415,7 +414,8 @@ def check_catalogs(
     or fuzzy; each translation must use the same placeholders as its msgid (``{name}``,
     ``%(name)s``); plural entries need every form. Entries of ``locales/hokm.pot`` and,
     with ``check_source``, messages marked in the source under ``source_dir`` (default
-    ``telegram_bot/``) must all be in every catalog. Returns [] when all is well.
+    ``telegram_bot/``) must all be in every catalog and, with ``check_source``, every
+    catalog entry must be one of them (no unused entries). Returns [] when all is well.
     """
     from babel.messages.pofile import read_po
 
@@ -456,6 +456,10 @@ def check_catalogs(
         for key, origin in sorted(expected.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
             if key not in present:
                 problems.append(Problem(language, "missing", key[0], f"from {origin}"))
+        if check_source:
+            # What the code no longer says is dead weight for translators.
+            for key in sorted(present - set(expected), key=lambda k: (k[0], k[1] or "")):
+                problems.append(Problem(language, "unused", key[0], "not in the source"))
     return problems
 
 

@@ -62,6 +62,32 @@ OWN_TURN_PROMPTS = {
     Phase.BID: N_("How many tricks will you take? (0 = nil)"),
 }
 TARGET_CHOICES = (1, 3, 5, 7, 10)
+#: The settings keyboard's row labels, and what pressing one explains.
+SETTING_HINTS = {
+    "players": (N_("👥 Players"), N_("How many play; empty seats get computer players.")),
+    "target": (N_("🎯 Points to win"), N_("The first side to reach this many points wins.")),
+    "timer": (
+        N_("⏱ Turn timer"),
+        N_("When a turn's time runs out, the computer plays for that player."),
+    ),
+    "level": (N_("🤖 Computer players"), N_("How well the computer players play.")),
+    "teams_by_aces": (
+        N_("🤝 Partners"),
+        N_("Fixed: partners by seat. By aces: the second ace dealt is the hakem's partner."),
+    ),
+    "removed_two": (
+        N_("🃏 The 2 taken out"),
+        N_("With 2 or 3 players one 2 leaves the deck: 51 cards."),
+    ),
+    "hakem_rule": (
+        N_("👑 The next hakem"),
+        N_("Who becomes hakem when the hakem loses a hand."),
+    ),
+    "card_points": (
+        N_("🧮 Card points"),
+        N_("Also count the cards in each player's tricks (A 14 … 2), plus 100 a point."),
+    ),
+}
 BIDDING_TARGET_CHOICES = (100, 250, 500)
 
 
@@ -103,6 +129,57 @@ def side_name(v: Variant, side: int, names: Sequence[str], tr: Translator) -> st
 
 def _num(tr: Translator, n: int) -> str:
     return tr.format_number(n)
+
+
+def and_join(items: Sequence[str], tr: Translator) -> str:
+    """``Ali & Sara`` / «علی و سارا»: partners named together."""
+    return tr(" & ").join(items)
+
+
+def side_members(v: Variant, side: int) -> list[int]:
+    return [s for s in range(v.players) if v.side_of(s) == side]
+
+
+def side_lines(view: SeatView, names: Sequence[str], tr: Translator) -> list[str]:
+    """Points and tricks of every side, from public facts only (both views use it)."""
+    v = view.variant
+    lines = []
+    for side in range(v.sides):
+        members = side_members(v, side)
+        tricks = sum(view.tricks_won[s] for s in members)
+        label = side_name(v, side, names, tr)
+        if v.teams:
+            label += " (" + and_join([names[s] for s in members], tr) + ")"
+        parts = [
+            tr.ngettext("{n} point", "{n} points", view.scores[side]),
+            tr.ngettext("{n} trick", "{n} tricks", tricks),
+        ]
+        if v.card_points:
+            total = view.card_points[side] + 100 * view.scores[side]
+            parts.append(tr("card points {n}").format(n=_num(tr, total)))
+        if v.kind is Kind.BIDDING and view.bids[side] is not None:
+            bid = view.bids[side]
+            parts.append(
+                tr("blind nil")
+                if view.blind[side]
+                else tr("nil")
+                if bid == 0
+                else tr("bid {n}").format(n=_num(tr, bid))
+            )
+        lines.append(f"{label}: " + " · ".join(parts))
+    return lines
+
+
+def trick_text(view: SeatView, names: Sequence[str], tr: Translator) -> str | None:
+    """The trick on the table, or else the last trick and who took it."""
+    if view.trick:
+        return tr("On the table: {cards}").format(cards=_trick_line(view.trick, names))
+    if view.tricks:
+        last = view.tricks[-1]
+        return tr("Last trick: {cards} — {name} took it").format(
+            cards=_trick_line(last.plays, names), name=names[last.winner]
+        )
+    return None
 
 
 # ---------------------------------------------------------------------- lobby
@@ -171,9 +248,12 @@ def lobby_keyboard(game: Any, tr: Translator, bot_username: str) -> InlineKeyboa
 
 
 def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
+    """The lobby's settings: a labelled row of choices per setting. A label is a
+    button too; pressing it explains the setting (SETTING_HINTS)."""
     g = game.id
     s = game.settings
     players = s.get("players", 4)
+    bidding = s.get("kind") == "bidding"
 
     def opt(label: str, name: str, value: Any, current: Any) -> InlineKeyboardButton:
         mark = "✅ " if value == current else ""
@@ -181,21 +261,31 @@ def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
             mark + label, callback_data=cb.encode("o", g, None, f"{name}={value}")
         )
 
-    rows = [
+    rows: list[list[InlineKeyboardButton]] = []
+
+    def setting(name: str, *choices: list[InlineKeyboardButton]) -> None:
+        label, _hint = SETTING_HINTS[name]
+        about = cb.encode("o", g, None, f"about={name}")
+        rows.append([InlineKeyboardButton(f"— {tr(label)} —", callback_data=about)])
+        rows.extend(choices)
+
+    setting(
+        "players",
         [
-            opt(
-                tr("{n} players").format(n=_num(tr, n)),
-                "players",
-                n,
-                players if s.get("kind") != "bidding" else None,
-            )
+            opt(tr("{n} players").format(n=_num(tr, n)), "players", n, None if bidding else players)
             for n in (2, 3, 4)
         ],
         [opt(tr("2 players, bidding"), "kind", "bidding", s.get("kind"))],
+    )
+    setting(
+        "target",
         [
             opt(_num(tr, t), "target", t, s.get("target", 7))
-            for t in (BIDDING_TARGET_CHOICES if s.get("kind") == "bidding" else TARGET_CHOICES)
+            for t in (BIDDING_TARGET_CHOICES if bidding else TARGET_CHOICES)
         ],
+    )
+    setting(
+        "timer",
         [
             opt(
                 tr("no timer") if t == 0 else tr("{seconds} s").format(seconds=_num(tr, t)),
@@ -205,41 +295,47 @@ def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
             )
             for t in TIMER_CHOICES
         ],
+    )
+    setting(
+        "level",
         [
             opt(tr(LEVEL_NAMES[lv]), "level", lv, s.get("level", "normal"))
             for lv in ("easy", "normal", "hard")
         ],
-    ]
+    )
     if players == 4:
-        rows.append(
+        by_aces = int(bool(s.get("teams_by_aces")))
+        setting(
+            "teams_by_aces",
             [
-                opt(tr("Fixed partners"), "teams_by_aces", 0, int(bool(s.get("teams_by_aces")))),
-                opt(tr("Partners by aces"), "teams_by_aces", 1, int(bool(s.get("teams_by_aces")))),
-            ]
+                opt(tr("Fixed partners"), "teams_by_aces", 0, by_aces),
+                opt(tr("Partners by aces"), "teams_by_aces", 1, by_aces),
+            ],
         )
-    if players in (2, 3) and s.get("kind") != "bidding":
-        rows.append(
+    if players in (2, 3) and not bidding:
+        setting(
+            "removed_two",
             [
                 opt(ltr("2" + suit.symbol), "removed_two", suit.letter, s.get("removed_two", "C"))
                 for suit in Suit
-            ]
+            ],
         )
     if players == 3:
-        rows.append(
+        rule = s.get("hakem_rule", "next")
+        setting(
+            "hakem_rule",
             [
-                opt(
-                    tr("Next seat becomes hakem"), "hakem_rule", "next", s.get("hakem_rule", "next")
-                ),
-                opt(
-                    tr("Winner becomes hakem"), "hakem_rule", "winner", s.get("hakem_rule", "next")
-                ),
-            ]
+                opt(tr("Next seat becomes hakem"), "hakem_rule", "next", rule),
+                opt(tr("Winner becomes hakem"), "hakem_rule", "winner", rule),
+            ],
         )
-        rows.append(
+        points = int(bool(s.get("card_points")))
+        setting(
+            "card_points",
             [
-                opt(tr("Card points off"), "card_points", 0, int(bool(s.get("card_points")))),
-                opt(tr("Card points on"), "card_points", 1, int(bool(s.get("card_points")))),
-            ]
+                opt(tr("Card points off"), "card_points", 0, points),
+                opt(tr("Card points on"), "card_points", 1, points),
+            ],
         )
     rows.append([InlineKeyboardButton(tr("« Back"), callback_data=cb.encode("o", g, None, "back"))])
     return InlineKeyboardMarkup(rows)
@@ -255,13 +351,14 @@ def _trick_line(plays: Sequence[tuple[int, Card]], names: Sequence[str]) -> str:
 def first_draw_text(view: SeatView, names: Sequence[str], tr: Translator) -> str:
     sep = "، " if tr.lang == "fa" else ", "
     cards = sep.join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
-    return tr("Cards dealt face up for the first ace: {cards}").format(cards=cards)
+    return tr("To choose the hakem, cards were dealt face up until the first ace: {cards}").format(
+        cards=cards
+    )
 
 
 def table_text(game: Any, match: Match, tr: Translator) -> str:
     """The group's table message. Built from the spectator view only."""
     view = match.view(None)
-    v = view.variant
     names = seat_names(game, match, tr)
     lines: list[str] = []
     lines.append(tr("<b>Hokm</b> · hand {n}").format(n=_num(tr, view.hand_no)))
@@ -272,39 +369,11 @@ def table_text(game: Any, match: Match, tr: Translator) -> str:
     if view.hand_no == 1 and view.first_draw and view.phase in (Phase.TRUMP, Phase.DISCARD):
         lines.append(first_draw_text(view, names, tr))
     lines.append("")
-    # Score per side, tricks this hand.
-    for side in range(v.sides):
-        members = [s for s in range(v.players) if v.side_of(s) == side]
-        tricks = sum(view.tricks_won[s] for s in members)
-        label = side_name(v, side, names, tr)
-        if v.teams:
-            label += " (" + tr(" & ").join(names[s] for s in members) + ")"
-        line = tr("{side}: {points} points · {tricks} tricks").format(
-            side=label, points=_num(tr, view.scores[side]), tricks=_num(tr, tricks)
-        )
-        if v.card_points:
-            total = view.card_points[side] + 100 * view.scores[side]
-            line += " · " + tr("card points {n}").format(n=_num(tr, total))
-        if v.kind is Kind.BIDDING and view.bids[side] is not None:
-            bid = view.bids[side]
-            line += " · " + (
-                tr("blind nil")
-                if view.blind[side]
-                else tr("nil")
-                if bid == 0
-                else tr("bid {n}").format(n=_num(tr, bid))
-            )
-        lines.append(line)
+    lines += side_lines(view, names, tr)
     lines.append("")
-    if view.trick:
-        lines.append(tr("On the table: {cards}").format(cards=_trick_line(view.trick, names)))
-    elif view.tricks:
-        last = view.tricks[-1]
-        lines.append(
-            tr("Last trick: {cards} — {name} took it").format(
-                cards=_trick_line(last.plays, names), name=names[last.winner]
-            )
-        )
+    trick = trick_text(view, names, tr)
+    if trick:
+        lines.append(trick)
     turn = view.turn
     if view.phase is Phase.OVER:
         lines.append(tr("The match is over."))
@@ -330,6 +399,9 @@ def table_text(game: Any, match: Match, tr: Translator) -> str:
 
 
 def table_keyboard(game: Any, match: Match, tr: Translator) -> InlineKeyboardMarkup | None:
+    if match.phase is Phase.OVER:
+        rematch = InlineKeyboardButton(tr("🔁 Rematch"), callback_data=cb.encode("m", game.id))
+        return InlineKeyboardMarkup([[rematch]])
     if match.phase is not Phase.PLAY:
         return None
     return InlineKeyboardMarkup(
@@ -352,12 +424,13 @@ def hand_result_text(event: HandEnded, game: Any, match: Match, tr: Translator) 
     if v.kind is Kind.BIDDING:
         lines = [tr("Hand {n} is over.").format(n=_num(tr, event.hand_no))]
         for side in range(v.sides):
+            points = event.points[side]
             lines.append(
-                tr("{name}: {tricks} tricks, {points} points").format(
-                    name=names[side],
-                    tricks=_num(tr, event.tricks[side]),
-                    points=tr.digits(f"{event.points[side]:+}"),
-                )
+                f"{names[side]}: "
+                + tr.ngettext("{n} trick", "{n} tricks", event.tricks[side])
+                + ", "
+                + ("+" if points >= 0 else "−")
+                + tr.ngettext("{n} point", "{n} points", abs(points))
             )
     else:
         winner = event.winner
@@ -369,15 +442,52 @@ def hand_result_text(event: HandEnded, game: Any, match: Match, tr: Translator) 
         else:
             head = tr("{name} won the hand: {score}").format(name=names[winner], score=score)
         lines = [head]
-        if event.kind is HandKind.KOT:
-            lines.append(tr("Kot! 2 points"))
-        elif event.kind is HandKind.HAKEM_KOT:
-            lines.append(tr("Hakem-kot! 3 points"))
+        if others and tricks_by_side[winner] < others[0]:
+            # Three players, all tricks played, two tied for most: the third one wins.
+            lines.append(
+                tr("A tie at {n}–{n}: the third player wins").format(n=_num(tr, others[0]))
+            )
+        kot = kot_text(event, v, names, tr)
+        if kot:
+            lines.append(kot)
     scores = " — ".join(
         f"{side_name(v, s, names, tr)}: {_num(tr, p)}" for s, p in enumerate(event.scores)
     )
     lines.append(tr("Score: {scores}").format(scores=scores))
+    view = match.view(None)
+    if not match.is_over and view.hand_no > event.hand_no and view.hakem is not None:
+        lines.append(tr("Next hakem: {name}").format(name=names[view.hakem]))
     return "\n".join(lines)
+
+
+def kot_text(event: HandEnded, v: Variant, names: Sequence[str], tr: Translator) -> str | None:
+    """Kot and hakem-kot, naming the side that took no trick and the side that scores."""
+    if event.kind is HandKind.NORMAL or event.winner is None:
+        return None
+    winner = side_name(v, event.winner, names, tr)
+    losers = [s for s in range(v.sides) if s != event.winner]
+    if event.kind is HandKind.KOT:
+        if len(losers) == 1:
+            return tr("Kot! {loser} took no trick: 2 points to {winner}").format(
+                loser=side_name(v, losers[0], names, tr), winner=winner
+            )
+        return tr("Kot! {loser} and {other} took no trick: 2 points to {winner}").format(
+            loser=names[losers[0]], other=names[losers[1]], winner=winner
+        )
+    hakem_side = v.side_of(event.hakem) if event.hakem is not None else losers[0]
+    hakem_name = side_name(v, hakem_side, names, tr)
+    if v.teams:
+        return tr(
+            "Hakem-kot! The hakem's team, {loser}, took no trick: 3 points to {winner}"
+        ).format(loser=hakem_name, winner=winner)
+    if len(losers) == 1:
+        return tr("Hakem-kot! The hakem, {loser}, took no trick: 3 points to {winner}").format(
+            loser=hakem_name, winner=winner
+        )
+    other = next(s for s in losers if s != hakem_side)
+    return tr(
+        "Hakem-kot! The hakem, {loser}, and {other} took no trick: 3 points to {winner}"
+    ).format(loser=hakem_name, other=names[other], winner=winner)
 
 
 def match_result_text(game: Any, match: Match, tr: Translator) -> str:
@@ -388,9 +498,9 @@ def match_result_text(game: Any, match: Match, tr: Translator) -> str:
     others = sorted((p for s, p in enumerate(match.scores) if s != w), reverse=True)
     score = tr(" to ").join(_num(tr, p) for p in [match.scores[w], *others])
     if v.teams:
-        members = tr(" & ").join(names[s] for s in range(4) if s % 2 == w)
+        members = and_join([names[s] for s in side_members(v, w)], tr)
         return (
-            tr("Match over: team {n} wins {score}").format(n=_num(tr, w + 1), score=score)
+            tr("Match over: Team {n} wins {score}").format(n=_num(tr, w + 1), score=score)
             + f"\n🏆 {members}"
         )
     return tr("Match over: {name} wins {score}").format(name=names[w], score=score)
@@ -408,13 +518,15 @@ def _suit_order(trump: Suit | None) -> list[Suit]:
 
 
 def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
-    """A player's own hand message: their cards and, on their turn, the table."""
+    """A player's own hand message: the hand, the partner, the score, the trick and
+    whose turn it is. Only the seat's own view and public facts reach it."""
     view = match.view(seat)
+    v = view.variant
     names = seat_names(game, match, tr)
     lines: list[str] = []
     if view.phase is Phase.OVER:
         return match_result_text(game, match, tr)
-    head = tr("Hand {n}").format(n=_num(tr, view.hand_no))
+    head = "<b>" + tr("Hand {n}").format(n=_num(tr, view.hand_no)) + "</b>"
     if view.hakem is not None:
         head += " · " + (
             tr("you are the hakem")
@@ -424,12 +536,17 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
     lines.append(head)
     if view.trump is not None:
         lines.append(tr("Trump: {suit}").format(suit=suit_text(view.trump, tr)))
+    if v.teams:
+        partner = next(s for s in side_members(v, v.side_of(seat)) if s != seat)
+        lines.append(tr("Your partner: {name}").format(name=names[partner]))
+    lines += side_lines(view, names, tr)
     mine = view.turn == seat
     waiting = (
         tr("Waiting for {name}…").format(name=names[view.turn]) if view.turn is not None else ""
     )
     if game.seats[view.order[seat]].get("away"):
         lines.append(tr("You are away: the computer plays for you."))
+    lines.append("")
     if view.phase is Phase.TRUMP:
         if mine:
             lines.append(
@@ -456,21 +573,13 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
             )
         )
     elif view.phase is Phase.PLAY:
+        trick = trick_text(view, names, tr)
+        if trick:
+            lines.append(trick)
         if mine:
-            if view.trick:
-                lines.append(
-                    tr("On the table: {cards}").format(cards=_trick_line(view.trick, names))
-                )
-            elif view.tricks:
-                last = view.tricks[-1]
-                lines.append(
-                    tr("Last trick: {cards} — {name} took it").format(
-                        cards=_trick_line(last.plays, names), name=names[last.winner]
-                    )
-                )
             lines.append("<b>" + tr("Your turn") + "</b>")
-        else:
-            lines.append(tr("Not your turn"))
+        elif view.turn is not None:
+            lines.append(tr("Not your turn: it is {name}'s turn").format(name=names[view.turn]))
     return "\n".join(lines)
 
 

@@ -268,6 +268,8 @@ class GameService:
             await self._show_table(s, game, render.lobby_text(game, gtr), keyboard)
             return Answer(tr("⚙️ Settings") if arg == "" else tr("Settings saved"))
         name, _, value = arg.partition("=")
+        if name == "about" and value in render.SETTING_HINTS:  # a row's label: explain it
+            return Answer(tr(render.SETTING_HINTS[value][1]))
         parsed: Any
         try:
             if name in ("players", "target", "timer"):
@@ -494,6 +496,8 @@ class GameService:
                     "name": info.get("name") or "",
                     "side": v.side_of(seat),
                     "bot": info.get("bot"),
+                    # A computer is named by its seat in the lobby ("Computer 4").
+                    "number": match.order[seat] + 1,
                 }
             )
         await repo.record_match_result(

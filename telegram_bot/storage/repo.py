@@ -481,8 +481,9 @@ async def record_match_result(
     """Store a finished match and add it to each human player's tally in this chat.
 
     ``scores``, ``hands_won`` and ``kots`` (kots and hakem-kots won) are per side;
-    ``players`` are dicts ``{"user_id", "name", "side", "bot"}``: computer players
-    (``bot`` set or ``user_id`` None) get no tally. A player's tally gains one match
+    ``players`` are dicts ``{"user_id", "name", "side", "bot"}``, optionally with
+    ``"number"`` (the seat's place in the lobby, which names a computer player): computer
+    players (``bot`` set or ``user_id`` None) get no tally. A player's tally gains one match
     played, one won if their side is ``winner_side``, and their side's hands won, kots
     and points. Everything happens in the caller's transaction.
 
@@ -498,6 +499,7 @@ async def record_match_result(
             "name": str(p.get("name") or ""),
             "side": int(p["side"]),
             "bot": p.get("bot"),
+            **({"number": int(p["number"])} if p.get("number") is not None else {}),
         }
         for p in players
     ]
