@@ -67,6 +67,8 @@ class BotRunner:
             hand_pause=0.0,
             think_seconds=0.05,
             deal_seed=1,
+            # Tests sweep explicitly (Sweeper.sweep(now=...)): no wall-clock surprises.
+            sweep_seconds=0.0,
         )
         for k, v in overrides.items():
             object.__setattr__(self.settings, k, v)
