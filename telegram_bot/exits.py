@@ -55,6 +55,10 @@ YOU_TOOK_OVER = N_("You took over the seat of {old}: your cards are in your priv
 YOUR_SEAT_TAKEN = N_("{name} took over your seat.")
 NOT_OVER = N_("This match is already over.")
 ASK_END = N_("End this match? It will not count for anyone.")
+YES_END = N_("Yes, end the match")
+NO_KEEP = N_("No, keep playing")
+GOES_ON = N_("The match goes on.")
+WAS_ENDED = N_("The match was ended.")
 ONLY_OWNER = N_("Only the player who opened the game or a group admin can do that")
 
 #: Why a game ended without a winner.
@@ -169,10 +173,10 @@ async def ask_to_end(svc: GameService, game: Game, user_id: int) -> None:
         [
             [
                 InlineKeyboardButton(
-                    gtr("Yes, end the match"), callback_data=cb.encode("e", game.id, None, "1")
+                    gtr(YES_END), callback_data=cb.encode("e", game.id, None, "1")
                 ),
                 InlineKeyboardButton(
-                    gtr("No, keep playing"), callback_data=cb.encode("e", game.id, None, "0")
+                    gtr(NO_KEEP), callback_data=cb.encode("e", game.id, None, "0")
                 ),
             ]
         ]

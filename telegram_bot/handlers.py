@@ -401,10 +401,10 @@ async def _end_pressed(
     if data.arg == "1":
         answer = await exits.end_game(svc, data.game_id, user, is_admin)
     else:
-        answer = Answer(tr("The match goes on."))
+        answer = Answer(tr(exits.GOES_ON))
     if query.message is not None and not answer.alert:
         gtr = await svc.chat_tr(game.chat_id)
-        done = gtr("The match goes on.") if data.arg != "1" else gtr("The match was ended.")
+        done = gtr(exits.GOES_ON) if data.arg != "1" else gtr(exits.WAS_ENDED)
         try:
             await query.edit_message_text(done)
         except TelegramError as exc:
