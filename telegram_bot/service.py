@@ -137,9 +137,9 @@ class GameService:
         if lang is None:
             async with self.sessions() as s:
                 user = await repo.get_user(s, user_id)
-            lang = (
-                (user.language or language_from_telegram(user.telegram_language)) if user else "fa"
-            )
+            if user is None:  # not seen yet: no guess is remembered
+                return "fa"
+            lang = user.language or language_from_telegram(user.telegram_language)
             self._langs[user_id] = lang
             if len(self._langs) > LANG_CACHE_SIZE:  # the oldest entry goes
                 del self._langs[next(iter(self._langs))]
