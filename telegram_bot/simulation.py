@@ -280,7 +280,9 @@ class Table:
         buttons (the first-ace draw, dealt from its own deck, is public)."""
         public = {c for _, c in match.first_draw}
         texts = []
-        for message in self.emu.chat_log(self.chat.id):
+        # A deleted message shows nothing (a re-posted table leaves its old copy
+        # deleted, still showing the previous hand's last trick, checked back then).
+        for message in self.emu.chat_log(self.chat.id, include_deleted=False):
             texts.append(message.text)
             texts.extend([str(b.get("text", "")) for b in buttons(message)])
         shown = "\n".join(texts)
