@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from core import Match
 
 from . import exits, pings
+from .storage import repo
 from .storage.models import ACTIVE_GAME_PREDICATE, ACTIVE_STATUSES, PLAYING, Game, utcnow
 
 __all__ = ["Sweeper", "claim"]
@@ -39,13 +40,7 @@ BATCH = 200
 
 async def claim(s: AsyncSession, game_id: str) -> Game | None:
     """The game, locked for this transaction; None if another process holds it."""
-    query = select(Game).where(Game.id == game_id).execution_options(populate_existing=True)
-    if s.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    game = await s.scalar(query)
-    if game is not None:
-        s.expunge(game)
-    return game
+    return await repo.lock_game(s, game_id, skip_locked=True)
 
 
 class Sweeper:

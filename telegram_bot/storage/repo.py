@@ -340,6 +340,16 @@ async def find_active_game_for_user(session: AsyncSession, user_id: int) -> Game
     return None
 
 
+async def lock_game(session: AsyncSession, game_id: str, *, skip_locked: bool = False) -> Game | None:
+    """The game, detached, its row locked until the caller's transaction ends
+    (``SELECT … FOR UPDATE``; with ``skip_locked``, None when another transaction holds
+    it). SQLite has a single writer and no row locks: a plain read there."""
+    query = select(Game).where(Game.id == game_id).execution_options(populate_existing=True)
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=skip_locked)
+    return _detach(session, await session.scalar(query))
+
+
 # The message ids (``table_message_id``, ``private_messages``) are not among them:
 # only the outbox writes those, with :func:`bind_slot`, so a game saved from a stale
 # read can never erase the id of a message sent meanwhile.

@@ -57,6 +57,11 @@ def _later(seconds: float):
     return utcnow() + timedelta(seconds=seconds)
 
 
+async def _waited(table, seconds: float):
+    """The moment the current turn has waited ``seconds`` (whatever the wall clock)."""
+    return (await table.game()).updated_at + timedelta(seconds=seconds)
+
+
 @pytest.mark.parametrize("lang", ["fa", "en"])
 async def test_a_waiting_turn_is_pinged_once_in_private(emu, db_url, lang):
     runner = BotRunner(emu, db_url)
@@ -67,9 +72,10 @@ async def test_a_waiting_turn_is_pinged_once_in_private(emu, db_url, lang):
         table, _ = await _begin(emu, runner, group, people)
         game, _, person = await _on_turn(table, people)
         mark = emu.mark()
-        assert await _sweeper(runner).sweep(now=_later(10)) == {}  # not waited long enough
+        sweeper = _sweeper(runner)
+        assert await sweeper.sweep(now=await _waited(table, 14)) == {}  # not long enough
         assert emu.mark() == mark
-        assert await _sweeper(runner).sweep(now=_later(20)) == {"pinged": 1}
+        assert await sweeper.sweep(now=await _waited(table, 15)) == {"pinged": 1}
         await runner.settle()
         calls = [(c.method, c.chat_id) for c in emu.calls[mark:]]
         assert calls == [("deleteMessage", person.id), ("sendMessage", person.id)]
@@ -104,9 +110,10 @@ async def test_a_group_chooses_mentions_or_no_pings(emu, runner, lang):
     table, _ = await _begin(emu, runner, group, people, ping_to="group", ping=30)
     game, _, person = await _on_turn(table, people)
     old_table = game.table_message_id
-    assert await _sweeper(runner).sweep(now=_later(20)) == {}  # the group chose 30 s
+    sweeper = _sweeper(runner)
+    assert await sweeper.sweep(now=await _waited(table, 29)) == {}  # the group chose 30 s
     mark = emu.mark()
-    assert await _sweeper(runner).sweep(now=_later(31)) == {"pinged": 1}
+    assert await sweeper.sweep(now=await _waited(table, 30)) == {"pinged": 1}
     await runner.settle()
     calls = [(c.method, c.chat_id) for c in emu.calls[mark:]]
     assert calls == [("deleteMessage", group.id), ("sendMessage", group.id)]
