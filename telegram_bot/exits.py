@@ -29,7 +29,7 @@ from core import Match
 from . import callbacks as cb
 from . import render
 from .i18n import N_, Translator
-from .service import Answer, GameService, _human_seat, _seat_of
+from .service import BUSY, Answer, GameService, _human_seat, _seat_of
 from .storage import repo
 from .storage.models import CANCELLED, LOBBY, PLAYING, Game
 
@@ -321,7 +321,7 @@ async def take_over(svc: GameService, game_id: str, user: Any, index: int) -> An
                 text = (
                     tr("You are already playing in this match.")
                     if other.id == game.id
-                    else tr("You are already playing in another game")
+                    else tr(BUSY)
                 )
                 return Answer(text, alert=True)
             if index not in _free_seats(game):

@@ -51,7 +51,7 @@ from . import callbacks as cb
 from . import exits, guide, render
 from .i18n import N_, get_translator, language_from_telegram
 from .rematch import rematch
-from .service import DEFAULT_SETTINGS, Answer, GameService, _seat_of
+from .service import BUSY, DEFAULT_SETTINGS, Answer, GameService, _seat_of
 from .storage import repo
 
 __all__ = ["register"]
@@ -221,7 +221,7 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await repo.get_or_create_chat(s, user.id, "private", None, language=tr.lang)
         await repo.set_chat_language(s, user.id, tr.lang)
     if await svc.game_for_user(user.id) is not None:
-        await _reply(update, tr("You are already playing in another game"))
+        await _reply(update, tr(BUSY))
         return
     error = await svc.open_lobby(user.id, "private", None, user)
     if error:

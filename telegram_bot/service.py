@@ -78,6 +78,10 @@ ERROR_TEXTS = {
 }
 
 
+BUSY = N_(
+    "You are already playing in another game: to leave it, send /leave (or /quit for a "
+    "solo match)."
+)
 GAME_OPEN = N_("A game is already open in this group: play it out, or end it with /cancel.")
 
 
@@ -219,7 +223,7 @@ class GameService:
                         )
                     other = await repo.find_active_game_for_user(s, user.id)
                     if other is not None and other.id != game.id:
-                        return Answer(tr("You are already playing in another game"), alert=True)
+                        return Answer(tr(BUSY), alert=True)
                     free = next((i for i, x in enumerate(seats) if not x), None)
                     if free is None:
                         return Answer(tr("The game is full"), alert=True)

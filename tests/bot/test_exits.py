@@ -47,6 +47,8 @@ TEXTS = {
         "quit": "بازی تک‌نفره‌تان را تمام کردید. این بازی حساب نمی‌شود.",
         "no_solo": "بازی تک‌نفره‌ای ندارید که تمام شود.",
         "computer": "🤖 کامپیوتر {n}",
+        "busy": "شما در بازی دیگری مشغول هستید؛ برای رفتن از آن \u200e/leave\u200e را بفرستید "
+        "(یا \u200e/quit\u200e اگر بازی تک‌نفره است).",
     },
     "en": {
         "ask": "End this match? It will not count for anyone.",
@@ -70,6 +72,8 @@ TEXTS = {
         "quit": "You ended your solo match. It does not count.",
         "no_solo": "You have no solo match to end.",
         "computer": "🤖 Computer {n}",
+        "busy": "You are already playing in another game: to leave it, send /leave (or /quit "
+        "for a solo match).",
     },
 }
 
@@ -380,6 +384,13 @@ async def test_quit_ends_a_solo_match(emu, runner, lang):
     async with runner.service.sessions() as s:
         game = await repo.find_active_game_for_user(s, user.id)
     assert game is not None and game.status == "playing"
+    # A group game is refused meanwhile, with the way out.
+    friend = (await _people(emu, ["Kian"], lang=lang))[0]
+    group = await _group(emu, runner, [friend, user], lang)
+    g, lobby = await _open(emu, runner, group, friend)
+    h = await emu.press(user, group.id, lobby.message_id, _data(g.id, "j"))
+    await runner.settle()
+    assert h.answer.show_alert and h.answer.text == t["busy"]
     reply = await _command(emu, runner, user, user.private_chat_id, "/quit")
     assert reply == t["quit"]
     ended = await _game(runner, game.id)
@@ -391,9 +402,6 @@ async def test_quit_ends_a_solo_match(emu, runner, lang):
     async with runner.service.sessions() as s:
         assert await repo.recent_matches(s, user.id) == []
     # Free for a group game now.
-    friend = (await _people(emu, ["Kian"], lang=lang))[0]
-    group = await _group(emu, runner, [friend, user], lang)
-    g, lobby = await _open(emu, runner, group, friend)
     h = await emu.press(user, group.id, lobby.message_id, _data(g.id, "j"))
     await runner.settle()
     assert not h.answer.show_alert
