@@ -80,7 +80,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         sessions = session_factory(engine)
         service = GameService(
             sessions,
-            Outbox(app.bot, sessions),
+            Outbox(app.bot, sessions, shared=settings.shared),
             ServiceConfig(
                 bot_username=app.bot.username,
                 computer_delay=settings.computer_delay,
@@ -93,6 +93,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         app.bot_data["service"] = service
         await set_command_menus(app.bot)
         resumed = await service.resume_all()
+        service.start_clock()
         log.info("resumed %d game(s)", resumed)
 
     async def post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:

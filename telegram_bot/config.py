@@ -31,6 +31,8 @@ class Settings:
     think_processes: int | None = None
     #: Tests and demos only: reproducible deals (see ServiceConfig.deal_seed).
     deal_seed: int | None = None
+    #: One of several worker processes on one PostgreSQL database (telegram_bot.cluster).
+    shared: bool = False
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -51,6 +53,7 @@ class Settings:
                 int(env["HOKM_THINK_PROCESSES"]) if env.get("HOKM_THINK_PROCESSES") else None
             ),
             deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
+            shared=env.get("HOKM_SHARED", "0") == "1",
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:
