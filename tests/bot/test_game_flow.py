@@ -25,6 +25,9 @@ async def _people(emu, names, lang="fa", start=True):
 
 
 async def _open(emu, runner, group, owner, players=None, **settings):
+    # The owner's /start first: updates are handled concurrently, and /newgame seats
+    # its sender only once the bot knows it may write to them.
+    await runner.settle()
     await emu.send_message(owner, group.id, "/newgame")
     await runner.settle()
     game = await Table(emu, runner, group, []).game()
