@@ -20,6 +20,7 @@ from telegram import InlineKeyboardMarkup
 
 from core import (
     Action,
+    CardPlayed,
     ErrorCode,
     Event,
     HandEnded,
@@ -27,6 +28,7 @@ from core import (
     IllegalAction,
     Match,
     MatchEnded,
+    TrickWon,
     Variant,
 )
 
@@ -690,9 +692,14 @@ class GameService:
                 await self.outbox.send(s, game.chat_id, render.hand_result_text(e, game, match, gtr))
             elif isinstance(e, MatchEnded):
                 await self.outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
+        # A card played by someone else edits only the hand of the player now on turn:
+        # each hand message is brought up to date when its player acts or is on turn,
+        # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
+        everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
+        acted = {getattr(e, "seat", None) for e in events}
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
-            if not uid:
+            if not uid or not (everyone or seat == match.turn or seat in acted):
                 continue
             tr = await self.user_tr(uid)
             await self.outbox.edit(
