@@ -41,7 +41,9 @@ RUN pybabel compile -d locales -D hokm --statistics
 
 COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 
-RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/hokm \
+# chmod: a checkout that lost the executable bit (Windows) still builds a working image.
+RUN chmod 755 /usr/local/bin/docker-entrypoint.sh \
+    && useradd --system --uid 10001 --user-group --create-home --home-dir /home/hokm \
         --shell /usr/sbin/nologin hokm \
     && mkdir -p /data \
     && chown hokm:hokm /data
