@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from telegram import Bot, BotCommand, Update
@@ -30,11 +32,28 @@ BOT_TOKEN is not set.
 To get a token: open Telegram, talk to @BotFather, send /newbot and follow the
 steps; it answers with a token like 123456789:AA... Then run
 
-    BOT_TOKEN=123456789:AA... .venv/bin/python -m telegram_bot
+    {run}
 
 For inline play from the group, also send /setinline and /setinlinefeedback (100%)
-to @BotFather. To try the bot without Telegram: .venv/bin/python -m telegram_bot.demo
+to @BotFather. To try the bot without Telegram: {demo}
 """
+# The commands as the reader started the bot: from a checkout, or from the image
+# (whose Dockerfile sets HOKM_IN_CONTAINER=1), where there is no .venv to run.
+CHECKOUT_COMMANDS = {
+    "run": "BOT_TOKEN=123456789:AA... .venv/bin/python -m telegram_bot",
+    "demo": ".venv/bin/python -m telegram_bot.demo",
+}
+CONTAINER_COMMANDS = {
+    "run": "docker run -d --name hokm -e BOT_TOKEN=123456789:AA... -v hokm-data:/data hokm",
+    "demo": "docker run --rm hokm python -m telegram_bot.demo",
+}
+
+
+def no_token_message(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    in_container = env.get("HOKM_IN_CONTAINER", "") not in ("", "0")
+    return NO_TOKEN.format(**(CONTAINER_COMMANDS if in_container else CHECKOUT_COMMANDS))
+
 
 BAD_TOKEN = (
     "Telegram refused BOT_TOKEN (401 Unauthorized): copy the token @BotFather gave you "
@@ -132,7 +151,7 @@ def main() -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = Settings.from_env()
     if not settings.token:
-        print(NO_TOKEN, file=sys.stderr)
+        print(no_token_message(), file=sys.stderr)
         return 2
     try:
         # Asked once before python-telegram-bot's start-up loop, which would log a
