@@ -258,7 +258,12 @@ class OutboxMessage(Base):
     """
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_chat_id_id", "chat_id", "id"),)
+    # AUTOINCREMENT: SQLite would otherwise hand a deleted row's id to the next row,
+    # and a drain holding the old row would delete the new one.
+    __table_args__ = (
+        Index("ix_outbox_chat_id_id", "chat_id", "id"),
+        {"sqlite_autoincrement": True},
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
