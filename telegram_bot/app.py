@@ -82,9 +82,12 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         # are sized for sliding windows: a group's bucket of 4 refilled at 4 per 16 s
         # never passes 4 + 15 = 19 calls in any 60 s, and the overall bucket of 10
         # refilled at 10 per 0.5 s never passes 10 + 20 = 30 calls in any second.
+        # Several workers (HOKM_WORKERS) share the bot's 30 calls a second evenly; a
+        # group's calls come from one worker at a time (the outbox's chat lock).
+        share = max(settings.workers, 1)
         builder = builder.rate_limiter(
             AIORateLimiter(
-                overall_max_rate=10,
+                overall_max_rate=max(10 // share, 1),
                 overall_time_period=0.5,
                 group_max_rate=4,
                 group_time_period=16,

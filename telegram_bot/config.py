@@ -33,6 +33,8 @@ class Settings:
     deal_seed: int | None = None
     #: One of several worker processes on one PostgreSQL database (telegram_bot.cluster).
     shared: bool = False
+    #: How many workers share the bot's overall rate limit (HOKM_WORKERS).
+    workers: int = 1
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -54,6 +56,7 @@ class Settings:
             ),
             deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
             shared=env.get("HOKM_SHARED", "0") == "1",
+            workers=int(env.get("HOKM_WORKERS", "1") or 1),
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:
