@@ -143,6 +143,11 @@ class MessageRecord:
     deleted: bool = False
     pinned: bool = False
     edit_date: int | None = None
+    #: A sticker (the Bot API ``Sticker`` object) instead of a text.
+    sticker: JSON | None = None
+    #: A service message about members: ``{"new_chat_members": [...]}`` or
+    #: ``{"left_chat_member": {...}}``, instead of a text.
+    service: JSON | None = None
 
     @property
     def from_bot(self) -> bool:
@@ -205,8 +210,13 @@ class MessageRecord:
             "from": bot if self.sender is None else self.sender.to_api(),
             "chat": self.chat.to_api(),
             "date": self.date,
-            "text": self.text,
         }
+        if self.sticker is not None:
+            message["sticker"] = self.sticker
+        elif self.service is not None:
+            message.update(self.service)
+        else:
+            message["text"] = self.text
         if self.entities:
             message["entities"] = self.entities
         markup = self.reply_markup

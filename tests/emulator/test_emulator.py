@@ -537,3 +537,28 @@ async def test_webhook_delivery(emu: BotApiEmulator, bot: Bot) -> None:
         await bot.delete_webhook()
     finally:
         await runner.cleanup()
+
+
+async def test_edits_stickers_and_members_reach_the_bot(emu: BotApiEmulator, bot: Bot) -> None:
+    alice, bob = emu.add_user("Alice", started=True), emu.add_user("Bob")
+    group = emu.add_group("Club", members=[alice], admins=[alice])
+    await bot.get_updates(allowed_updates=list(Update.ALL_TYPES))
+    said = await emu.send_message(alice, alice, "hello")
+    await emu.edit_message(alice, alice, said.message_id, "hello again")
+    await emu.send_sticker(alice, alice, "🃏")
+    await emu.send_sticker(alice, group)  # privacy mode: the bot does not see it
+    await emu.join_chat(bob, group)
+    await emu.leave_chat(bob, group)
+    updates = await bot.get_updates()
+    assert updates[1].edited_message is not None
+    assert updates[1].edited_message.text == "hello again"
+    assert updates[2].message.sticker is not None and updates[2].message.sticker.emoji == "🃏"
+    joined, member_joined, left, member_left = updates[3:]
+    assert [u.id for u in joined.message.new_chat_members] == [bob.id]
+    assert member_joined.chat_member.new_chat_member.status == "member"
+    assert left.message.left_chat_member.id == bob.id
+    assert member_left.chat_member.old_chat_member.status == "member"
+    assert member_left.chat_member.new_chat_member.status == "left"
+    assert len(updates) == 7 and not group.is_member(bob)
+    with pytest.raises(SimulationError):
+        await emu.edit_message(bob, alice, said.message_id, "not mine")
