@@ -383,6 +383,8 @@ def _selection(a: str, data: cb.Callback, match, seat: int, tr):
     selected, last = render.parse_selection(data.arg)
     if match.turn != seat:
         return Answer(tr("Not your turn"), alert=True)
+    if match.phase is not (Phase.DISCARD if a == "d" else Phase.EXCHANGE):
+        return Answer(tr("That is not possible right now"), alert=True)
     if a == "x" and last.endswith("!"):
         if last != "!":
             selected.append(parse_card(last[:-1]))

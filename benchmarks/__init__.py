@@ -1,0 +1,1 @@
+"""Benchmarks of the bot as a whole (see benchmarks/loadtest.py)."""
