@@ -246,7 +246,7 @@ class Fuzz:
             await self._step()
 
     async def _burst(self, burst: list[tuple]) -> None:
-        before = await self._games()
+        before = self._before = await self._games()
         ids = sorted(before)
         pushed = self.emu.world.updates._next_id
         presses: list[_Press] = []
@@ -386,7 +386,8 @@ class Fuzz:
         return ":".join(["" if x is None else str(x) for x in (action, game_id, move, arg)])
 
     def _current_move(self, game_id: str) -> int:
-        return self.runner.service._progress.get(game_id, (0, 0, False))[0]
+        stored = self._before.get(game_id)
+        return stored[1] if stored else 0
 
     def _message_for(self, user: Any, where: int) -> tuple[Any, Any]:
         """A message this person can press on: in their private chat or a group."""
@@ -424,11 +425,14 @@ class Fuzz:
             return True
         if user not in self.players:
             return False
-        progress = self.runner.service._progress.get(parsed.game_id)
-        if progress is None or parsed.move is None:
+        stored = self._before.get(parsed.game_id)
+        if stored is None or stored[0] != "playing":
+            return False  # no such game, or it is over: nothing to act on
+        if parsed.move is None:
             return True
-        move, hand, over = progress
-        return not over and parsed.move == (hand if parsed.action == "p" else move)
+        move, state = stored[1], json.loads(stored[2])
+        hand = Match.from_json(state).hand_no
+        return parsed.move == (hand if parsed.action == "p" else move)
 
 
 def _shift_move(data: str, shift: int) -> str:
