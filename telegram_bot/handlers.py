@@ -431,7 +431,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
     done = _("Language: English") if lang == "en" else _("Language: Persian")
     chat = query.message.chat if query.message else None
     if target == "c":
-        if chat is None or chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
+        if chat is None:  # an inline message: no chat to set
             tr = await svc.user_tr(user.id)
             return Answer(tr("This button is not valid"), alert=True)
         if not await _admin(context, chat.id, user.id):
