@@ -224,7 +224,14 @@ class UserActions:
         self.world.updates.push("callback_query", payload)
         await asyncio.sleep(0)
         return CallbackHandle(
-            query_id, user, target, message_id, data, self.world.callback_answers, pending
+            query_id,
+            user,
+            target,
+            message_id,
+            data,
+            self.world.callback_answers,
+            pending,
+            self.wait_until,
         )
 
     async def press_button(

@@ -433,6 +433,8 @@ class CallbackHandle:
     data: str
     _answers: dict[str, CallbackAnswer] = field(repr=False)
     _pending: PendingQuery = field(repr=False)
+    #: The emulator's progress-based wait (``BotApiEmulator.wait_until``).
+    _wait_until: Any = field(default=None, repr=False)
 
     @property
     def answer(self) -> CallbackAnswer | None:
@@ -444,8 +446,12 @@ class CallbackHandle:
         return self.id in self._answers
 
     async def wait_answer(self, timeout: float = 10.0) -> CallbackAnswer:
-        """Wait until the bot answers this query."""
-        await asyncio.wait_for(self._pending.answered.wait(), timeout)
+        """Wait until the bot answers this query; ``SettleTimeout`` only once the bot
+        has made no progress for ``timeout`` seconds."""
+        if self._wait_until is not None:
+            await self._wait_until(self._pending.answered.is_set, timeout)
+        else:
+            await asyncio.wait_for(self._pending.answered.wait(), timeout)
         return self._answers[self.id]
 
 

@@ -449,9 +449,9 @@ async def test_settle_waits_for_the_bot(emu: BotApiEmulator) -> None:
 
     async def slow(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message is not None
-        await asyncio.sleep(0.15)
+        await asyncio.sleep(0.05)
         await update.effective_message.reply_text("first")
-        await asyncio.sleep(0.15)
+        await asyncio.sleep(0.05)
         await update.effective_message.reply_text("second")
 
     with pytest.raises(SettleTimeout, match="never fetched"):
@@ -462,7 +462,9 @@ async def test_settle_waits_for_the_bot(emu: BotApiEmulator) -> None:
     app.add_handler(CommandHandler("slow", slow))
     await _run(app)
     try:
-        await emu.settle(quiet=0.25)
+        # Unwatched, only the quiet period covers the handler's pauses: a wide one,
+        # as a busy machine stretches them.
+        await emu.settle(quiet=2.0)
         assert [m.text for m in emu.chat_log(alice) if m.from_bot] == ["first", "second"]
         user_message = emu.last_message(alice, from_bot=False)
         assert user_message is not None and user_message.text == "/slow"
