@@ -66,7 +66,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
     builder = (
         ApplicationBuilder()
         .token(settings.token)
-        .concurrent_updates(TrackingUpdateProcessor(64))
+        .concurrent_updates(TrackingUpdateProcessor())
         # The outbox edits several messages at once (table and hands); PTB's default
         # pool of one connection would turn that into pool time-outs under load.
         .connection_pool_size(32)

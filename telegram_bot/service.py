@@ -130,8 +130,8 @@ class GameService:
         self._players: dict[tuple[str, int], Any] = {}
         self._taking: set[str] = set()
         self._loops: list[asyncio.Task[None]] = []
-        #: game id -> (move, hand number, over) as last seen stored; see _known_stale.
-        self._progress: dict[str, tuple[int, int, bool]] = {}
+        #: game in progress -> (move, hand number) as last seen stored; see _known_stale.
+        self._progress: dict[str, tuple[int, int]] = {}
         self._matches_started = 0
 
     # ---------------------------------------------------------------- languages
@@ -413,16 +413,14 @@ class GameService:
         return Answer()
 
     def _note_progress(self, game: Game, match: Match | None) -> None:
-        """Remember how far a game is, as stored (moves, hands and the status only
-        ever go forward, so an old note is safe: it only refuses less)."""
-        finished = game.status in ("finished", "cancelled")
-        hand_no = match.hand_no if match is not None else 0
-        old = self._progress.get(game.id, (0, 0, False))
-        self._progress[game.id] = (
-            max(old[0], game.move),
-            max(old[1], hand_no),
-            old[2] or finished,
-        )
+        """Remember how far a game in progress is, as stored (moves and hands only go
+        forward, so an old note is safe: it only refuses less). A game that is over
+        is forgotten: its presses are refused from the database, under a free lock."""
+        if game.status != "playing" or match is None or match.is_over:
+            self._progress.pop(game.id, None)
+            return
+        old = self._progress.get(game.id, (0, 0))
+        self._progress[game.id] = (max(old[0], game.move), max(old[1], match.hand_no))
 
     def _known_stale(
         self, game_id: str, move: int | None, by_hand: bool, tr: Translator
@@ -431,9 +429,7 @@ class GameService:
         known = self._progress.get(game_id)
         if known is None or move is None:
             return None
-        current_move, hand_no, finished = known
-        if finished:
-            return Answer(tr("This button belongs to an earlier game"), alert=True)
+        current_move, hand_no = known
         if move < (hand_no if by_hand else current_move):
             return Answer(tr("This button belongs to an earlier hand"), alert=True)
         return None
@@ -445,7 +441,7 @@ class GameService:
         alert to show."""
         game = await repo.get_game(s, game_id, lock=True)
         if game is None or game.status != "playing":
-            if game is not None and game.status != "lobby":
+            if game is not None:
                 self._note_progress(game, None)
             return Answer(tr("This button belongs to an earlier game"), alert=True)
         match = Match.from_json(game.state)

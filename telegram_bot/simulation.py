@@ -274,11 +274,14 @@ class Table:
         return True
 
     def check_group_shows_no_hand(self, match: Match) -> None:
-        """Every card still in a hand is absent from every group message, text and
-        buttons (the first-ace draw, dealt from its own deck, is public)."""
+        """Every card still in a hand is absent from every message the bot shows in
+        the group, text and buttons (the first-ace draw, dealt from its own deck, is
+        public; what people write themselves is theirs)."""
         public = {c for _, c in match.first_draw}
         texts = []
         for message in self.emu.chat_log(self.chat.id):
+            if not message.from_bot:
+                continue
             texts.append(message.text)
             texts.extend([str(b.get("text", "")) for b in buttons(message)])
         shown = "\n".join(texts)
