@@ -6,6 +6,9 @@
 #
 # SQLite lives in the /data volume (/data/hokm.sqlite3); set DATABASE_URL
 # (postgres://...) to use PostgreSQL instead. Migrations run when the bot starts.
+# A host folder mounted at /data must be writable by uid 10001 (chown -R 10001:10001);
+# the entrypoint says so instead of letting SQLite fail. Several processes on one
+# PostgreSQL: docker-compose.yml.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -15,31 +18,51 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /src
 
-# Dependencies first, in their own layer: an install of the bare project metadata
-# (no packages yet) pulls every dependency and is cached until pyproject.toml changes.
-COPY pyproject.toml README.md* ./
-RUN pip install .
+# Dependencies first, in their own layer, at the versions pinned in constraints.txt.
+# The list is pyproject.toml's runtime dependencies (no dev extras), so this layer is
+# rebuilt only when one of these two files changes, not for the code or the README.
+COPY pyproject.toml constraints.txt ./
+RUN python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > requirements.txt \
+    && pip install -c constraints.txt -r requirements.txt
 
-# The bot itself (core, telegram_bot with its Alembic migrations); no dev extras.
+# The bot itself (core, telegram_bot with its Alembic migrations), on the dependencies
+# above: --no-deps, so nothing here can change their versions.
+COPY README.md ./
 COPY core ./core
 COPY telegram_bot ./telegram_bot
-RUN pip install --no-deps --force-reinstall . \
+RUN pip install --no-deps . \
+    && pip check \
     && rm -rf /src
 
 # Translations, compiled at build time (the bot uses a .mo when it is newer than the .po).
 WORKDIR /app
-COPY babel.cfg ./
 COPY locales ./locales
 RUN pybabel compile -d locales -D hokm --statistics
 
-RUN useradd --system --uid 10001 --user-group --home-dir /app --shell /usr/sbin/nologin hokm \
+COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
+
+# chmod: a checkout that lost the executable bit (Windows) still builds a working image.
+RUN chmod 755 /usr/local/bin/docker-entrypoint.sh \
+    && useradd --system --uid 10001 --user-group --create-home --home-dir /home/hokm \
+        --shell /usr/sbin/nologin hokm \
     && mkdir -p /data \
     && chown hokm:hokm /data
 
+# HOKM_IN_CONTAINER: the bot's own messages (no token...) give docker commands.
+# MPLCONFIGDIR: matplotlib, imported by endplay (the hard player's solver), needs a
+# writable folder for its settings and font list; /tmp is writable by any --user.
 ENV HOKM_DATA_DIR=/data \
-    HOKM_LOCALES_DIR=/app/locales
+    HOKM_LOCALES_DIR=/app/locales \
+    HOKM_IN_CONTAINER=1 \
+    MPLCONFIGDIR=/tmp/matplotlib
 
 VOLUME ["/data"]
-USER hokm
+USER 10001:10001
 
+# matplotlib builds its font list on first import: done once here rather than at
+# every start; the folder stays writable (sticky, like /tmp) for another --user.
+RUN python -c "import matplotlib.font_manager" \
+    && chmod 1777 "$MPLCONFIGDIR"
+
+ENTRYPOINT ["docker-entrypoint.sh"]
 CMD ["python", "-m", "telegram_bot"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from telegram import Bot, BotCommand, Update
@@ -31,11 +33,28 @@ BOT_TOKEN is not set.
 To get a token: open Telegram, talk to @BotFather, send /newbot and follow the
 steps; it answers with a token like 123456789:AA... Then run
 
-    BOT_TOKEN=123456789:AA... .venv/bin/python -m telegram_bot
+    {run}
 
 For inline play from the group, also send /setinline and /setinlinefeedback (100%)
-to @BotFather. To try the bot without Telegram: .venv/bin/python -m telegram_bot.demo
+to @BotFather. To try the bot without Telegram: {demo}
 """
+# The commands as the reader started the bot: from a checkout, or from the image
+# (whose Dockerfile sets HOKM_IN_CONTAINER=1), where there is no .venv to run.
+CHECKOUT_COMMANDS = {
+    "run": "BOT_TOKEN=123456789:AA... .venv/bin/python -m telegram_bot",
+    "demo": ".venv/bin/python -m telegram_bot.demo",
+}
+CONTAINER_COMMANDS = {
+    "run": "docker run -d --name hokm -e BOT_TOKEN=123456789:AA... -v hokm-data:/data hokm",
+    "demo": "docker run --rm hokm python -m telegram_bot.demo",
+}
+
+
+def no_token_message(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    in_container = env.get("HOKM_IN_CONTAINER", "") not in ("", "0")
+    return NO_TOKEN.format(**(CONTAINER_COMMANDS if in_container else CHECKOUT_COMMANDS))
+
 
 BAD_TOKEN = (
     "Telegram refused BOT_TOKEN (401 Unauthorized): copy the token @BotFather gave you "
@@ -48,7 +67,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
     builder = (
         ApplicationBuilder()
         .token(settings.token)
-        .concurrent_updates(TrackingUpdateProcessor(64))
+        .concurrent_updates(TrackingUpdateProcessor())
         # The outbox edits several messages at once (table and hands); PTB's default
         # pool of one connection would turn that into pool time-outs under load.
         .connection_pool_size(32)
@@ -64,9 +83,12 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         # are sized for sliding windows: a group's bucket of 4 refilled at 4 per 16 s
         # never passes 4 + 15 = 19 calls in any 60 s, and the overall bucket of 10
         # refilled at 10 per 0.5 s never passes 10 + 20 = 30 calls in any second.
+        # Several workers (HOKM_WORKERS) share the bot's 30 calls a second evenly; a
+        # group's calls come from one worker at a time (the outbox's chat lock).
+        share = max(settings.workers, 1)
         builder = builder.rate_limiter(
             AIORateLimiter(
-                overall_max_rate=10,
+                overall_max_rate=max(10 // share, 1),
                 overall_time_period=0.5,
                 group_max_rate=4,
                 group_time_period=16,
@@ -81,7 +103,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         sessions = session_factory(engine)
         service = GameService(
             sessions,
-            Outbox(app.bot, sessions),
+            Outbox(app.bot, sessions, shared=settings.shared),
             ServiceConfig(
                 bot_username=app.bot.username,
                 computer_delay=settings.computer_delay,
@@ -94,6 +116,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         app.bot_data["service"] = service
         await set_command_menus(app.bot)
         resumed = await service.resume_all()
+        service.start_clock()
         log.info("resumed %d game(s)", resumed)
         sweeper = Sweeper(
             service, idle_hours=settings.idle_hours, interval=settings.sweep_seconds
@@ -140,7 +163,7 @@ def main() -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = Settings.from_env()
     if not settings.token:
-        print(NO_TOKEN, file=sys.stderr)
+        print(no_token_message(), file=sys.stderr)
         return 2
     try:
         # Asked once before python-telegram-bot's start-up loop, which would log a

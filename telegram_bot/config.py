@@ -35,6 +35,10 @@ class Settings:
     idle_hours: float = 24.0
     #: How often the sweeper looks for idle games and turns to ping (0: it does not run).
     sweep_seconds: float = 5.0
+    #: One of several worker processes on one PostgreSQL database (telegram_bot.cluster).
+    shared: bool = False
+    #: How many workers share the bot's overall rate limit (HOKM_WORKERS).
+    workers: int = 1
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -57,6 +61,8 @@ class Settings:
             deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
             idle_hours=float(env.get("HOKM_IDLE_HOURS", "24")),
             sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
+            shared=env.get("HOKM_SHARED", "0") == "1",
+            workers=int(env.get("HOKM_WORKERS", "1") or 1),
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

@@ -116,6 +116,7 @@ async def abandon(
     expected = game.move
     game.status = CANCELLED
     game.deadline = None
+    game.due_at = None
     game.move += 1
     await repo.save_game(s, game, expected)
     gtr = await svc.chat_tr(game.chat_id)
@@ -152,7 +153,7 @@ async def end_game(
     tr = await svc.user_tr(user.id)
     async with svc._locks[game_id]:
         async with svc.outbox.transaction() as s:
-            game = await repo.lock_game(s, game_id)
+            game = await repo.get_game(s, game_id, lock=True)
             if game is None or game.status not in (LOBBY, PLAYING):
                 return Answer(tr(NOT_OVER), alert=True)
             if user.id != game.owner_id and not await is_admin():
@@ -228,7 +229,7 @@ async def leave(svc: GameService, user: Any) -> Answer:
         return await end_game(svc, game.id, user, _yes, reason="quit")
     async with svc._locks[game.id]:
         async with svc.outbox.transaction() as s:
-            game = await repo.lock_game(s, game.id)
+            game = await repo.get_game(s, game.id, lock=True)
             if game is None or game.status != PLAYING:
                 return Answer(tr("You are not in a game right now."))
             match = Match.from_json(game.state)
@@ -308,7 +309,7 @@ async def take_over(svc: GameService, game_id: str, user: Any, index: int) -> An
             db_user = await repo.get_or_create_user(
                 s, user.id, user.first_name, user.username, user.language_code
             )
-            game = await repo.lock_game(s, game_id)
+            game = await repo.get_game(s, game_id, lock=True)
             if game is None or game.status != PLAYING or game.chat_id > 0:
                 return Answer(tr("No match is running in this group."), alert=True)
             if not db_user.started_bot:

@@ -564,6 +564,8 @@ def _selection(a: str, data: cb.Callback, match, seat: int, tr):
     selected, last = render.parse_selection(data.arg)
     if match.turn != seat:
         return Answer(tr("Not your turn"), alert=True)
+    if match.phase is not (Phase.DISCARD if a == "d" else Phase.EXCHANGE):
+        return Answer(tr("That is not possible right now"), alert=True)
     if a == "x" and last.endswith("!"):
         if last != "!":
             selected.append(parse_card(last[:-1]))
@@ -610,7 +612,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
     done = _("Language: English") if lang == "en" else _("Language: Persian")
     chat = query.message.chat if query.message else None
     if target == "c":
-        if chat is None or chat.type not in (ChatType.GROUP, ChatType.SUPERGROUP):
+        if chat is None:  # an inline message: no chat to set
             tr = await svc.user_tr(user.id)
             return Answer(tr("This button is not valid"), alert=True)
         if not await _admin(context, chat.id, user.id):

@@ -21,6 +21,7 @@ next start (:meth:`Outbox.start`) drains whatever is left.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from collections import Counter, OrderedDict
@@ -29,14 +30,14 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from .storage import repo
-from .storage.models import OutboxMessage, utcnow
+from .storage.models import OutboxMessage, ShownMessage, utcnow
 
 __all__ = ["Outbox"]
 
@@ -74,9 +75,16 @@ class _Lru(OrderedDict[str, str]):
 
 
 class Outbox:
-    def __init__(self, bot: Bot, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """See the module's documentation. With ``shared`` (several processes on one
+    PostgreSQL database) one process at a time drains a chat, under the chat's
+    advisory lock, and what each message shows is kept in the database."""
+
+    def __init__(
+        self, bot: Bot, sessions: async_sessionmaker[AsyncSession], *, shared: bool = False
+    ) -> None:
         self.bot = bot
         self.sessions = sessions
+        self.shared = shared
         self._drains: dict[int, asyncio.Task[None]] = {}
         self._rekicked: set[int] = set()
         # What each target shows, and the newest state committed for it.
@@ -152,7 +160,10 @@ class Outbox:
         sig = _signature(text, markup_json)
         target = _target(chat_id, slot, message_id)
         wanted = s.info.get("outbox_wanted", {})
-        if wanted.get(target, self._wanted.get(target)) == sig:
+        # (Shared: another process may have decided a newer state since; its drain
+        # skips what a message already shows instead.)
+        known = wanted.get(target, None if self.shared else self._wanted.get(target))
+        if known == sig:
             self.stats["skipped"] += 1
             return
         self._note(s, chat_id)
@@ -204,13 +215,15 @@ class Outbox:
     def newest_message_id(self, chat_id: int) -> int | None:
         return self._newest.get(chat_id)
 
-    def forget_chat(self, chat_id: int) -> None:
+    async def forget_chat(self, s: AsyncSession, chat_id: int) -> None:
         """Forget what the chat's messages show (they may be stale): the next edit of
         each is sent even if it looks unchanged."""
         prefix = f"{chat_id}/"
         for lru in (self._shown, self._wanted):
             for key in [k for k in lru if k.startswith(prefix)]:
                 del lru[key]
+        if self.shared:
+            await s.execute(delete(ShownMessage).where(ShownMessage.target.startswith(prefix)))
 
     # -------------------------------------------------------------- draining
 
@@ -266,7 +279,62 @@ class Outbox:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._drains.clear()
 
+    async def run_poll(self, interval: float = 1.0) -> None:
+        """Forever: drain chats whose rows nobody is carrying out (decided by another
+        process, or left by one that died)."""
+        while True:
+            try:
+                async with self.sessions() as s:
+                    chats = (
+                        await s.scalars(select(OutboxMessage.chat_id).distinct().limit(500))
+                    ).all()
+                for chat_id in chats:
+                    self.kick(chat_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("outbox poll failed")
+            await asyncio.sleep(interval)
+
     async def _drain(self, chat_id: int) -> None:
+        if not self.shared:
+            await self._drain_rows(chat_id)
+            return
+        # One drain per chat across processes: the chat's advisory lock, held by this
+        # session's connection (released by the database if this process dies).
+        try:
+            async with self.sessions() as lock:
+                key = func.pg_try_advisory_lock(chat_id)
+                if not await lock.scalar(select(key)):
+                    return
+                try:
+                    await self._drain_rows(chat_id)
+                finally:
+                    await lock.scalar(select(func.pg_advisory_unlock(chat_id)))
+        finally:
+            if self._drains.get(chat_id) is asyncio.current_task():
+                del self._drains[chat_id]
+
+    async def _shown_sig(self, target: str) -> str | None:
+        if not self.shared:
+            return self._shown.get(target)
+        async with self.sessions() as s:
+            return await s.scalar(
+                select(ShownMessage.signature).where(ShownMessage.target == target)
+            )
+
+    async def _remember_shown(self, s: AsyncSession, target: str, sig: str | None) -> None:
+        if sig is None:
+            self._shown.pop(target, None)
+        else:
+            self._shown.remember(target, sig)
+        if not self.shared:
+            return
+        await s.execute(delete(ShownMessage).where(ShownMessage.target == target))
+        if sig is not None:
+            s.add(ShownMessage(target=target, signature=sig))
+
+    async def _drain_rows(self, chat_id: int) -> None:
         try:
             while True:
                 self._rekicked.discard(chat_id)
@@ -323,7 +391,7 @@ class Outbox:
                 return True
         target = _target(chat_id, row.slot, row.message_id)
         sig = _signature(row.text or "", row.markup)
-        if row.op == "edit" and self._shown.get(target) == sig:
+        if row.op == "edit" and await self._shown_sig(target) == sig:
             self.stats["skipped"] += 1
             await self._finish(row)
             return True
@@ -341,9 +409,8 @@ class Outbox:
                 )
                 self.stats["sent"] += 1
                 self.note_message(chat_id, message.message_id)
-                if row.slot is not None:
-                    self._shown.remember(target, sig)
-                await self._finish(row, bind=message.message_id)
+                shown = (target, sig) if row.slot is not None else None
+                await self._finish(row, bind=message.message_id, shown=shown)
             elif row.op == "edit":
                 await self.bot.edit_message_text(
                     chat_id=chat_id,
@@ -354,13 +421,11 @@ class Outbox:
                     disable_web_page_preview=True,
                 )
                 self.stats["edited"] += 1
-                self._shown.remember(target, sig)
-                await self._finish(row)
+                await self._finish(row, shown=(target, sig))
             else:
                 await self.bot.delete_message(chat_id=chat_id, message_id=message_id)
                 self.stats["deleted"] += 1
-                self._shown.pop(target, None)
-                await self._finish(row, bind=None)
+                await self._finish(row, bind=None, shown=(target, None))
             return True
         except RetryAfter as exc:
             wait = _retry_after_seconds(exc)
@@ -373,7 +438,7 @@ class Outbox:
             self.stats["dropped"] += 1
             async with self.sessions.begin() as s:
                 await s.execute(delete(OutboxMessage).where(OutboxMessage.chat_id == chat_id))
-            self.forget_chat(chat_id)
+                await self.forget_chat(s, chat_id)
             return False
         except BadRequest as exc:
             return await self._refused(row, str(exc), target, sig)
@@ -398,15 +463,14 @@ class Outbox:
         msg = error.lower()
         if "not modified" in msg:
             self.stats["not_modified"] += 1
-            self._shown.remember(target, sig)
-            await self._finish(row)
+            await self._finish(row, shown=(target, sig))
             return True
         gone = "not found" in msg or "can't be edited" in msg or "can't be deleted" in msg
         if gone and row.op == "edit" and row.slot is not None:
             # Someone deleted the table or a hand: post it again, and bind the new one.
             log.info("message %s in %s is gone (%s): posting it again", target, row.chat_id, error)
-            self._shown.pop(target, None)
             async with self.sessions.begin() as s:
+                await self._remember_shown(s, target, None)
                 await s.execute(
                     update(OutboxMessage)
                     .where(OutboxMessage.id == row.id)
@@ -422,12 +486,17 @@ class Outbox:
         await self._finish(row)
         return True
 
-    async def _finish(self, row: OutboxMessage, bind: Any = ...) -> None:
-        """The row is done with: delete it (and bind its slot, in the same transaction)."""
+    async def _finish(
+        self, row: OutboxMessage, bind: Any = ..., shown: tuple[str, str | None] | None = None
+    ) -> None:
+        """The row is done with: delete it, and in the same transaction bind its slot
+        and record what the message shows now."""
         async with self.sessions.begin() as s:
             await s.execute(delete(OutboxMessage).where(OutboxMessage.id == row.id))
             if bind is not ... and row.slot is not None:
                 await repo.bind_slot(s, row.slot, bind)
+            if shown is not None:
+                await self._remember_shown(s, *shown)
 
     async def _reschedule(self, row: OutboxMessage, when: Any) -> None:
         async with self.sessions.begin() as s:
@@ -439,4 +508,6 @@ class Outbox:
 
 
 def _signature(text: str, markup_json: str | None) -> str:
-    return f"{text}\x00{markup_json or ''}"
+    """A short fingerprint of what a message shows."""
+    data = f"{text}\x00{markup_json or ''}".encode()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()

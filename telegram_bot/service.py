@@ -20,6 +20,7 @@ from telegram import InlineKeyboardMarkup
 
 from core import (
     Action,
+    CardPlayed,
     ErrorCode,
     Event,
     HandEnded,
@@ -27,6 +28,7 @@ from core import (
     IllegalAction,
     Match,
     MatchEnded,
+    TrickWon,
     Variant,
 )
 
@@ -41,6 +43,11 @@ from .thinking import POOLED_LEVELS, Thinkers
 __all__ = ["DEFAULT_SETTINGS", "Answer", "GameService", "ServiceConfig"]
 
 log = logging.getLogger(__name__)
+
+#: A turn whose clock ran out this long ago with nobody on it is taken over.
+_TAKEOVER_GRACE = 3.0
+#: A computers' due time this far ahead is another process's lease, not a due time.
+_LEASE_SLACK = timedelta(seconds=0.5)
 
 #: Users whose language is remembered (the database has it for the others).
 LANG_CACHE_SIZE = 4096
@@ -130,8 +137,10 @@ class GameService:
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}
-        #: game id -> (move, hand number, over) as last seen stored; see _known_stale.
-        self._progress: dict[str, tuple[int, int, bool]] = {}
+        self._taking: set[str] = set()
+        self._loops: list[asyncio.Task[None]] = []
+        #: game in progress -> (move, hand number) as last seen stored; see _known_stale.
+        self._progress: dict[str, tuple[int, int]] = {}
         self._matches_started = 0
 
     # ---------------------------------------------------------------- languages
@@ -198,7 +207,7 @@ class GameService:
         """Join, leave, add a computer, settings, start or cancel a lobby."""
         async with self._locks[game_id]:
             async with self.outbox.transaction() as s:
-                game = await repo.get_game(s, game_id)
+                game = await repo.get_game(s, game_id, lock=True)
                 db_user = await repo.get_or_create_user(
                     s, user.id, user.first_name, user.username, user.language_code
                 )
@@ -415,16 +424,14 @@ class GameService:
         return Answer()
 
     def _note_progress(self, game: Game, match: Match | None) -> None:
-        """Remember how far a game is, as stored (moves, hands and the status only
-        ever go forward, so an old note is safe: it only refuses less)."""
-        finished = game.status in ("finished", "cancelled")
-        hand_no = match.hand_no if match is not None else 0
-        old = self._progress.get(game.id, (0, 0, False))
-        self._progress[game.id] = (
-            max(old[0], game.move),
-            max(old[1], hand_no),
-            old[2] or finished,
-        )
+        """Remember how far a game in progress is, as stored (moves and hands only go
+        forward, so an old note is safe: it only refuses less). A game that is over
+        is forgotten: its presses are refused from the database, under a free lock."""
+        if game.status != "playing" or match is None or match.is_over:
+            self._progress.pop(game.id, None)
+            return
+        old = self._progress.get(game.id, (0, 0))
+        self._progress[game.id] = (max(old[0], game.move), max(old[1], match.hand_no))
 
     def _known_stale(
         self, game_id: str, move: int | None, by_hand: bool, tr: Translator
@@ -433,9 +440,7 @@ class GameService:
         known = self._progress.get(game_id)
         if known is None or move is None:
             return None
-        current_move, hand_no, finished = known
-        if finished:
-            return Answer(tr("This button belongs to an earlier game"), alert=True)
+        current_move, hand_no = known
         if move < (hand_no if by_hand else current_move):
             return Answer(tr("This button belongs to an earlier hand"), alert=True)
         return None
@@ -443,10 +448,11 @@ class GameService:
     async def _load_seat(
         self, s: AsyncSession, game_id: str, user_id: int, tr: Translator
     ) -> tuple[Game, Match, int] | Answer:
-        """The game in progress and the user's seat in it, or the alert to show."""
-        game = await repo.get_game(s, game_id)
+        """The game in progress (its row locked) and the user's seat in it, or the
+        alert to show."""
+        game = await repo.get_game(s, game_id, lock=True)
         if game is None or game.status != "playing":
-            if game is not None and game.status != "lobby":
+            if game is not None:
                 self._note_progress(game, None)
             return Answer(tr("This button belongs to an earlier game"), alert=True)
         match = Match.from_json(game.state)
@@ -557,17 +563,20 @@ class GameService:
         else:
             self._schedule_timer(game)
 
-    async def _advance(self, game_id: str, move: int) -> None:
+    async def _advance(self, game_id: str, move: int, delay: float | None = None) -> None:
         """Computer seats play until a human is on turn, shown in one table edit."""
-        await asyncio.sleep(self.config.computer_delay)
+        await asyncio.sleep(self.config.computer_delay if delay is None else delay)
         async with self._locks[game_id]:
             # No database connection is held while computers think (a search takes
-            # up to its budget): the game's lock keeps its writers out meanwhile, and
-            # the commit checks the move number read here.
-            async with self.sessions() as s:
-                game = await repo.get_game(s, game_id)
-            if game is None or game.status != "playing" or game.move != move:
-                return
+            # up to its budget): a lease in the game row (``due_at``) keeps other
+            # processes' clocks off it meanwhile, and the commit checks the move number.
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id, lock=True)
+                if game is None or game.status != "playing" or game.move != move:
+                    return
+                if game.due_at is not None and game.due_at > utcnow() + _LEASE_SLACK:
+                    return  # another process holds the computers' lease
+                await repo.lease_computers(s, game_id, move, utcnow() + self._think_lease(game))
             match = Match.from_json(game.state)
             events: list[Event] = []
             hand_no = match.hand_no
@@ -581,9 +590,12 @@ class GameService:
                 events += match.apply(seat, action)
             if not events:
                 return
-            async with self.outbox.transaction() as s:
-                await self._commit(s, game, match, events)
-                await self._render(s, game, match, events)
+            try:
+                async with self.outbox.transaction() as s:
+                    await self._commit(s, game, match, events)
+                    await self._render(s, game, match, events)
+            except repo.StaleGameError:  # another process took the turn over meanwhile
+                return
             self._note_progress(game, match)
         if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
             await asyncio.sleep(self.config.hand_pause)
@@ -608,11 +620,19 @@ class GameService:
     # ------------------------------------------------------------------ timers
 
     def _arm_deadline(self, game: Game, match: Match) -> None:
+        """The turn's clock, in the game row: a person's timer, or when the computers
+        move (so another process can take either over if this one dies)."""
         seconds = int(game.settings.get("timer", 0) or 0)
-        if seconds <= 0 or match.is_over or self._controller(game, match) is not None:
+        computers = not match.is_over and self._controller(game, match) is not None
+        game.due_at = utcnow() + timedelta(seconds=self.config.computer_delay) if computers else None
+        if seconds <= 0 or match.is_over or computers:
             game.deadline = None
         else:
             game.deadline = utcnow() + timedelta(seconds=seconds)
+
+    def _think_lease(self, game: Game) -> timedelta:
+        """How long computers may think before another process may take over."""
+        return timedelta(seconds=10 + 4 * max(self.config.think_seconds, 0.1) * len(game.seats))
 
     def _schedule_timer(self, game: Game) -> None:
         self._cancel_timer(game.id)
@@ -634,7 +654,7 @@ class GameService:
     async def _on_timeout(self, game_id: str, move: int) -> None:
         async with self._locks[game_id]:
             async with self.outbox.transaction() as s:
-                game = await repo.get_game(s, game_id)
+                game = await repo.get_game(s, game_id, lock=True)
                 if game is None or game.status != "playing" or game.move != move:
                     return
                 match = Match.from_json(game.state)
@@ -684,9 +704,14 @@ class GameService:
         if repost:  # below the hand result
             await reposts.repost(self, s, game, table, keyboard)
         await pings.before_hands(self, s, game, match, events)
+        # A card played by someone else edits only the hand of the player now on turn:
+        # each hand message is brought up to date when its player acts or is on turn,
+        # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
+        everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
+        acted = {getattr(e, "seat", None) for e in events}
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
-            if not uid:
+            if not uid or not (everyone or seat == match.turn or seat in acted):
                 continue
             tr = await self.user_tr(uid)
             await self.outbox.edit(
@@ -702,7 +727,7 @@ class GameService:
     ) -> None:
         """A player is back: give them a hand message if theirs never arrived, and
         forget what their chat shows, so the next render edits it whatever we believe."""
-        self.outbox.forget_chat(user_id)
+        await self.outbox.forget_chat(s, user_id)
         if await repo.slot_message_id(s, repo.hand_slot(game.id, user_id)) is None:
             await self._send_hand(s, game, match, seat, user_id)
 
@@ -748,6 +773,48 @@ class GameService:
             return None
         self._matches_started += 1
         return self.config.deal_seed + self._matches_started - 1
+
+    # ------------------------------------------------------------ the clock
+
+    async def run_clock(self, interval: float = 1.0) -> None:
+        """Forever: take over turns whose clock ran out with nobody on them (the
+        process that owned them died). The row lock and the move number make each
+        timer and each computers' move happen once, whoever gets there first."""
+        while True:
+            try:
+                await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("clock sweep failed")
+            await asyncio.sleep(interval)
+
+    async def sweep(self) -> int:
+        grace = timedelta(seconds=_TAKEOVER_GRACE + self.config.hand_pause)
+        async with self.sessions() as s:
+            due = await repo.due_games(s, utcnow() - grace)
+        taken = 0
+        for game_id, move in due:
+            if game_id in self._timers or game_id in self._taking:
+                continue  # this process has it in hand
+            self._taking.add(game_id)
+            self._spawn(self._take_over(game_id, move))
+            taken += 1
+        return taken
+
+    async def _take_over(self, game_id: str, move: int) -> None:
+        try:
+            async with self.sessions() as s:
+                game = await repo.get_game(s, game_id)
+            if game is None or game.status != "playing" or game.move != move:
+                return
+            log.info("taking over the clock of game %s at move %s", game_id, move)
+            if game.due_at is not None:
+                await self._advance(game_id, move, delay=0)
+            elif game.deadline is not None:
+                await self._on_timeout(game_id, move)
+        finally:
+            self._taking.discard(game_id)
 
     # ---------------------------------------------------------------- restart
 
@@ -798,9 +865,19 @@ class GameService:
                 await asyncio.gather(*list(self._background), return_exceptions=True)
             await self.outbox.idle()
 
+    def start_clock(self, interval: float = 1.0) -> None:
+        """The takeover clock and the outbox's poll, until :meth:`shutdown`."""
+        self._loops = [
+            asyncio.create_task(self.run_clock(interval), name="clock"),
+            asyncio.create_task(self.outbox.run_poll(interval), name="outbox poll"),
+        ]
+
     async def shutdown(self) -> None:
         """Stop the timers and computer turns (a restart re-arms them from the database),
         then let the outbox send what was decided."""
+        for task in self._loops:
+            task.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()

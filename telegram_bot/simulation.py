@@ -276,13 +276,16 @@ class Table:
         return True
 
     def check_group_shows_no_hand(self, match: Match) -> None:
-        """Every card still in a hand is absent from every group message, text and
-        buttons (the first-ace draw, dealt from its own deck, is public)."""
+        """Every card still in a hand is absent from every message the bot shows in
+        the group, text and buttons (the first-ace draw, dealt from its own deck, is
+        public; what people write themselves is theirs)."""
         public = {c for _, c in match.first_draw}
         texts = []
         # A deleted message shows nothing (a re-posted table leaves its old copy
         # deleted, still showing the previous hand's last trick, checked back then).
         for message in self.emu.chat_log(self.chat.id, include_deleted=False):
+            if not message.from_bot:
+                continue
             texts.append(message.text)
             texts.extend([str(b.get("text", "")) for b in buttons(message)])
         shown = "\n".join(texts)

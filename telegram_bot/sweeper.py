@@ -40,7 +40,7 @@ BATCH = 200
 
 async def claim(s: AsyncSession, game_id: str) -> Game | None:
     """The game, locked for this transaction; None if another process holds it."""
-    return await repo.lock_game(s, game_id, skip_locked=True)
+    return await repo.get_game(s, game_id, lock="skip")
 
 
 class Sweeper:

@@ -1,40 +1,98 @@
-"""How updates are run: concurrently across chats, with a count of those in flight.
+"""How updates are run: concurrently, a few at a time, button presses first.
 
 Game changes are serialized per game by the service's locks, so different groups
-never wait for each other. The in-flight count lets a shutdown (or a test) wait
-until every update received has been fully handled.
+never wait for each other. At most ``workers`` updates are handled at once; when
+more arrive than that (the bot is behind, or comes back to a backlog), the waiting
+ones are started in this order: button presses, oldest first, then everything else,
+oldest first. A person waiting on a button spinner (Telegram gives up after about 15
+seconds) is served before a text, a command or an inline query, and a stale press is
+answered cheaply (see ``GameService.act``) instead of queueing behind slower work.
+
+The in-flight count lets a shutdown (or a test) wait until every update received has
+been fully handled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 from collections.abc import Awaitable
 from typing import Any
 
+from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
 __all__ = ["TrackingUpdateProcessor"]
 
+#: PTB's own limit, set high: updates wait in our ordered queue, not in its FIFO.
+_UNBOUNDED = 1_000_000
+
+#: Lower runs first.
+PRESS, OTHER = 0, 1
+
+
+def priority(update: object) -> int:
+    if isinstance(update, Update) and update.callback_query is not None:
+        return PRESS
+    return OTHER
+
 
 class TrackingUpdateProcessor(BaseUpdateProcessor):
-    def __init__(self, max_concurrent_updates: int = 64) -> None:
-        super().__init__(max_concurrent_updates)
+    def __init__(self, workers: int = 16) -> None:
+        super().__init__(_UNBOUNDED)
+        self.workers = workers
+        #: Updates received and not yet fully handled (waiting or running).
         self.in_flight = 0
+        #: Updates being handled right now.
+        self.running = 0
         #: Updates fully handled so far (a progress count for waits in tests).
         self.processed = 0
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
         self._idle = asyncio.Event()
         self._idle.set()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         self.in_flight += 1
         self._idle.clear()
         try:
-            await coroutine
+            await self._slot(update)
+            try:
+                await coroutine
+            finally:
+                self.running -= 1
+                self._next()
         finally:
             self.in_flight -= 1
             self.processed += 1
             if self.in_flight == 0:
                 self._idle.set()
+
+    async def _slot(self, update: object) -> None:
+        if self.running < self.workers and not self._waiting:
+            self.running += 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (priority(update), next(self._order), turn))
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.running -= 1  # it had been given a slot: pass it on
+                self._next()
+            raise
+
+    def _next(self) -> None:
+        while self._waiting and self.running < self.workers:
+            _, _, turn = heapq.heappop(self._waiting)
+            if not turn.done():
+                self.running += 1
+                turn.set_result(None)
 
     async def wait_idle(self) -> None:
         await self._idle.wait()

@@ -83,6 +83,85 @@ class UserActions:
         await asyncio.sleep(0)
         return record
 
+    async def edit_message(
+        self, user: SimUser, chat: ChatLike, message_id: int, text: str
+    ) -> MessageRecord:
+        """``user`` edits their own message: an ``edited_message`` update, under the
+        same rules as a new message (privacy mode in groups)."""
+        target = self.chat(chat)
+        record = target.message(message_id)
+        if record is None or record.sender is not user:
+            raise SimulationError(f"{user.first_name} has no message {message_id} to edit")
+        record.edit(MessageVersion(text, tuple(command_entities(text)), source=text))
+        self.world.emit("edit", record)
+        if self._bot_receives(record):
+            self.world.updates.push("edited_message", record.to_api(self.world.bot_user()))
+        await asyncio.sleep(0)
+        return record
+
+    async def send_sticker(
+        self, user: SimUser, chat: ChatLike, emoji: str = "🙂", *, reply_to: int | None = None
+    ) -> MessageRecord:
+        """``user`` sends a sticker (the bot sees it in a private chat, as a reply to
+        its own message, or where it reads every message)."""
+        target = self.chat(chat)
+        self._check_can_post(user, target, "")
+        replied = target.message(reply_to) if reply_to is not None else None
+        record = target.add_message(user, MessageVersion("", source=""), reply_to=replied)
+        number = self.world.new_id()
+        record.sticker = {
+            "file_id": f"sticker-{number}",
+            "file_unique_id": f"s{number}",
+            "type": "regular",
+            "width": 512,
+            "height": 512,
+            "is_animated": False,
+            "is_video": False,
+            "emoji": emoji,
+        }
+        self.world.emit("message", record)
+        self._deliver_message(record)
+        await asyncio.sleep(0)
+        return record
+
+    async def join_chat(self, user: SimUser, chat: ChatLike) -> MessageRecord:
+        """``user`` joins a group: a ``new_chat_members`` service message (bots get
+        those whatever their privacy mode) and a ``chat_member`` update (sent only if
+        the bot asked for it in ``allowed_updates``)."""
+        return await self._membership(user, self.chat(chat), "member")
+
+    async def leave_chat(self, user: SimUser, chat: ChatLike) -> MessageRecord:
+        """``user`` leaves a group: ``left_chat_member`` and ``chat_member``."""
+        return await self._membership(user, self.chat(chat), "left")
+
+    async def _membership(self, user: SimUser, chat: SimChat, status: str) -> MessageRecord:
+        if not chat.is_group:
+            raise SimulationError("only groups have members joining and leaving")
+        old = chat.status_of(user)
+        chat.set_member(user, status)  # type: ignore[arg-type]
+        record = chat.add_message(user, MessageVersion("", source=""))
+        record.service = (
+            {"new_chat_members": [user.to_api()]}
+            if status == "member"
+            else {"left_chat_member": user.to_api()}
+        )
+        self.world.emit("message", record)
+        if chat.bot_present:
+            bot = self.world.bot_user()
+            self.world.updates.push("message", record.to_api(bot))
+            self.world.updates.push(
+                "chat_member",
+                {
+                    "chat": chat.to_api(),
+                    "from": user.to_api(),
+                    "date": record.date,
+                    "old_chat_member": self.world.member_object(user.to_api(), old),
+                    "new_chat_member": self.world.member_object(user.to_api(), status),  # type: ignore[arg-type]
+                },
+            )
+        await asyncio.sleep(0)
+        return record
+
     def _check_can_post(self, user: SimUser, chat: SimChat, text: str) -> None:
         if chat.is_private:
             if chat.user is not user:
@@ -145,7 +224,14 @@ class UserActions:
         self.world.updates.push("callback_query", payload)
         await asyncio.sleep(0)
         return CallbackHandle(
-            query_id, user, target, message_id, data, self.world.callback_answers, pending
+            query_id,
+            user,
+            target,
+            message_id,
+            data,
+            self.world.callback_answers,
+            pending,
+            self.wait_until,
         )
 
     async def press_button(

@@ -201,12 +201,9 @@ class BotApiEmulator(UserActions):
         as busy, so handlers that do slow non-API work (a database, a computation)
         before they answer are waited for even with a short ``quiet``.
         """
-        self.add_busy_probe(
-            lambda: (
-                application.update_queue.qsize()
-                + application.update_processor.current_concurrent_updates
-            )
-        )
+        queue = application.update_queue
+        # Counted from put() until handled (task_done), gaps between the two included.
+        self.add_busy_probe(lambda: getattr(queue, "_unfinished_tasks", queue.qsize()))
 
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(kind, subject)`` on every change (see :meth:`World.emit`).
@@ -240,7 +237,10 @@ class BotApiEmulator(UserActions):
             if any(probes):
                 last_busy = now
             idle = now - max(self.server.last_activity, queue.last_delivery, last_busy)
-            busy = queue.undelivered or self.server.inflight or self.webhook.busy
+            # A watched application confirms what it fetched only once it has queued
+            # it (with its next getUpdates), so until then an update is still its work.
+            waiting = queue.pending if self._probes else queue.undelivered
+            busy = waiting or self.server.inflight or self.webhook.busy
             if not busy and idle >= quiet:
                 return
             # Long polls (getUpdates) are not progress: a stuck bot still polls.
@@ -248,6 +248,7 @@ class BotApiEmulator(UserActions):
                 self.server.last_activity,
                 queue.last_delivery,
                 queue.undelivered,
+                queue.pending,
                 probes,
             )
             if progress != seen:

@@ -143,6 +143,11 @@ class MessageRecord:
     deleted: bool = False
     pinned: bool = False
     edit_date: int | None = None
+    #: A sticker (the Bot API ``Sticker`` object) instead of a text.
+    sticker: JSON | None = None
+    #: A service message about members: ``{"new_chat_members": [...]}`` or
+    #: ``{"left_chat_member": {...}}``, instead of a text.
+    service: JSON | None = None
 
     @property
     def from_bot(self) -> bool:
@@ -205,8 +210,13 @@ class MessageRecord:
             "from": bot if self.sender is None else self.sender.to_api(),
             "chat": self.chat.to_api(),
             "date": self.date,
-            "text": self.text,
         }
+        if self.sticker is not None:
+            message["sticker"] = self.sticker
+        elif self.service is not None:
+            message.update(self.service)
+        else:
+            message["text"] = self.text
         if self.entities:
             message["entities"] = self.entities
         markup = self.reply_markup
@@ -423,6 +433,8 @@ class CallbackHandle:
     data: str
     _answers: dict[str, CallbackAnswer] = field(repr=False)
     _pending: PendingQuery = field(repr=False)
+    #: The emulator's progress-based wait (``BotApiEmulator.wait_until``).
+    _wait_until: Any = field(default=None, repr=False)
 
     @property
     def answer(self) -> CallbackAnswer | None:
@@ -434,8 +446,12 @@ class CallbackHandle:
         return self.id in self._answers
 
     async def wait_answer(self, timeout: float = 10.0) -> CallbackAnswer:
-        """Wait until the bot answers this query."""
-        await asyncio.wait_for(self._pending.answered.wait(), timeout)
+        """Wait until the bot answers this query; ``SettleTimeout`` only once the bot
+        has made no progress for ``timeout`` seconds."""
+        if self._wait_until is not None:
+            await self._wait_until(self._pending.answered.is_set, timeout)
+        else:
+            await asyncio.wait_for(self._pending.answered.wait(), timeout)
         return self._answers[self.id]
 
 

@@ -131,12 +131,19 @@ def _run_alembic(connection: Connection, cfg: Any, direction: str, revision: str
     getattr(command, direction)(cfg, revision)
 
 
+_MIGRATION_LOCK = 0x686F6B6D  # "hokm"
+
+
 async def _run(url: str | URL | None, direction: str, revision: str) -> None:
     text = normalize_url(url if url is not None else database_url_from_env())
     cfg = alembic_config(text)
     engine = create_engine(text)
     try:
         async with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Workers starting together migrate one after the other (the lock
+                # goes with the transaction).
+                await connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
             await connection.run_sync(_run_alembic, cfg, direction, revision)
     finally:
         await engine.dispose()

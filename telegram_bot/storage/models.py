@@ -190,6 +190,9 @@ class Game(Base):
     )
     # When the current turn times out (UTC, aware); None when no timer runs.
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When computer seats are to move next (None: a person is on turn). Whoever is
+    # thinking for them pushes it forward: it is the lease on the computers' move.
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(
         UTCDateTime, default=utcnow, server_default=func.now()
     )
@@ -255,7 +258,12 @@ class OutboxMessage(Base):
     """
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_chat_id_id", "chat_id", "id"),)
+    # AUTOINCREMENT: SQLite would otherwise hand a deleted row's id to the next row,
+    # and a drain holding the old row would delete the new one.
+    __table_args__ = (
+        Index("ix_outbox_chat_id_id", "chat_id", "id"),
+        {"sqlite_autoincrement": True},
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
@@ -276,6 +284,35 @@ class OutboxMessage(Base):
 
     def __repr__(self) -> str:
         return f"OutboxMessage(id={self.id!r}, chat_id={self.chat_id!r}, op={self.op!r})"
+
+
+class InboxUpdate(Base):
+    """An update received by the webhook ingress and not yet handled by a worker.
+
+    Several workers claim rows with ``FOR UPDATE SKIP LOCKED`` and a lease
+    (``claimed_until``); a worker that dies leaves its claims to expire, and another
+    worker handles them again (every handler is safe to repeat).
+    """
+
+    __tablename__ = "inbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    update_id: Mapped[int] = mapped_column(BigInteger, unique=True)
+    payload: Mapped[str] = mapped_column(Text)
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    received_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=utcnow, server_default=func.now()
+    )
+
+
+class ShownMessage(Base):
+    """What a message shows (a hash of its text and buttons), shared by the workers
+    that send it, so none repeats an edit another already made."""
+
+    __tablename__ = "shown_messages"
+
+    target: Mapped[str] = mapped_column(String(80), primary_key=True)
+    signature: Mapped[str] = mapped_column(String(64))
 
 
 class PlayerTally(Base):

@@ -281,10 +281,37 @@ async def create_game(
     raise StorageError("could not find a free game id")
 
 
-async def get_game(session: AsyncSession, game_id: str) -> Game | None:
-    """The game with this id (any status), detached, or None."""
-    game = await session.get(Game, game_id, populate_existing=True)
-    return _detach(session, game)
+async def get_game(
+    session: AsyncSession, game_id: str, *, lock: bool | str = False
+) -> Game | None:
+    """The game with this id (any status), detached, or None.
+
+    ``lock=True`` takes the game's row lock until the transaction ends (``SELECT …
+    FOR UPDATE`` on PostgreSQL; SQLite has one writer anyway), so writers of one game
+    in several processes take turns. ``lock="skip"`` returns None at once if another
+    transaction holds it (``SKIP LOCKED``): someone else is moving this game.
+    """
+    if not lock:
+        game = await session.get(Game, game_id, populate_existing=True)
+        return _detach(session, game)
+    query = select(Game).where(Game.id == game_id).execution_options(populate_existing=True)
+    query = query.with_for_update(skip_locked=lock == "skip")
+    return _detach(session, await session.scalar(query))
+
+
+async def due_games(session: AsyncSession, before: datetime, limit: int = 50) -> list[tuple[str, int]]:
+    """(id, move) of games in progress whose turn timer or computers' move was due
+    before ``before``: the work of a process that died, for another to take over."""
+    result = await session.execute(
+        select(Game.id, Game.move)
+        .where(
+            _active(),
+            Game.status == "playing",
+            (Game.deadline < before) | (Game.due_at < before),
+        )
+        .limit(limit)
+    )
+    return [(row[0], row[1]) for row in result.all()]
 
 
 async def get_active_game(session: AsyncSession, chat_id: int) -> Game | None:
@@ -340,16 +367,6 @@ async def find_active_game_for_user(session: AsyncSession, user_id: int) -> Game
     return None
 
 
-async def lock_game(session: AsyncSession, game_id: str, *, skip_locked: bool = False) -> Game | None:
-    """The game, detached, its row locked until the caller's transaction ends
-    (``SELECT … FOR UPDATE``; with ``skip_locked``, None when another transaction holds
-    it). SQLite has a single writer and no row locks: a plain read there."""
-    query = select(Game).where(Game.id == game_id).execution_options(populate_existing=True)
-    if session.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=skip_locked)
-    return _detach(session, await session.scalar(query))
-
-
 # The message ids (``table_message_id``, ``private_messages``) are not among them:
 # only the outbox writes those, with :func:`bind_slot`, so a game saved from a stale
 # read can never erase the id of a message sent meanwhile.
@@ -361,6 +378,7 @@ _SAVED_COLUMNS = (
     "state",
     "move",
     "deadline",
+    "due_at",
 )
 
 
@@ -607,3 +625,17 @@ async def count_matches(session: AsyncSession, chat_id: int) -> int:
         )
         or 0
     )
+
+
+async def lease_computers(
+    session: AsyncSession, game_id: str, move: int, until: datetime
+) -> bool:
+    """Push the computers' due time to ``until`` while they think (a lease: no other
+    process takes their move over before it). False if the game has moved on."""
+    result = await session.execute(
+        update(Game)
+        .where(Game.id == game_id, Game.move == move)
+        .values(due_at=until)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1

@@ -533,3 +533,23 @@ async def test_session_factory_keeps_objects_after_commit(engine: AsyncEngine) -
     async with factory.begin() as s:
         user = await repo.get_or_create_user(s, ALICE, "Alice")
     assert user.first_name == "Alice"  # no lazy load after commit
+
+
+async def test_outbox_ids_are_never_reused(sessions: Sessions) -> None:
+    """A drain holds rows it read and deletes each by id once sent: an id handed again
+    to a newer row (SQLite reuses the largest rowid of an emptied table) would make it
+    delete a message never sent."""
+    from sqlalchemy import delete, select
+
+    from telegram_bot.storage.models import OutboxMessage
+
+    async with sessions.begin() as s:
+        s.add(OutboxMessage(chat_id=CHAT, op="send", text="first"))
+    async with sessions.begin() as s:
+        first = await s.scalar(select(OutboxMessage.id))
+        await s.execute(delete(OutboxMessage))
+    async with sessions.begin() as s:
+        s.add(OutboxMessage(chat_id=CHAT, op="send", text="second"))
+    async with sessions() as s:
+        second = await s.scalar(select(OutboxMessage.id))
+    assert second > first

@@ -32,6 +32,8 @@ def upgrade() -> None:
             "created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False
         ),
         sa.PrimaryKeyConstraint("id", name="pk_outbox"),
+        # Ids are never reused (see OutboxMessage).
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_outbox_chat_id_id", "outbox", ["chat_id", "id"])
 

@@ -1,0 +1,29 @@
+"""Three worker processes on PostgreSQL serve one bot: every table's updates spread
+over all of them, a worker is SIGKILLed and restarted while they play."""
+
+from __future__ import annotations
+
+import pytest
+
+from telegram_bot.emulator import BotApiEmulator
+from telegram_bot.fleet import run_fleet
+from tests.dbutil import fresh_database_url
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_three_workers_and_a_killed_one_lose_nothing(tmp_path):
+    async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
+        async with BotApiEmulator(bot_username="HokmFleetBot", bot_name="Hokm") as emu:
+            report = await run_fleet(
+                emu, url, tables=3, workers=3, kill_every=12, seed=5, log_dir=tmp_path
+            )
+    assert report.problems == [], report.summary()
+    assert report.finished == 3 and report.kills >= 2, report.summary()
+    assert report.unanswered == 0 and report.lost_plays == 0 and report.lost_fields == 0
+    assert report.timeouts >= 1 and report.late_timers == 0, report.summary()
+    assert report.double_taps > 0, report.summary()
+    assert report.not_modified * 100 < report.plays, report.summary()
+    # The updates of the tables really were spread over the workers.
+    workers = [p for p in tmp_path.glob("worker*.log") if "handled" in p.read_text()]
+    assert len(workers) >= 2

@@ -1,0 +1,408 @@
+"""Deployment files: the lock file, the Dockerfile, .dockerignore, the entrypoint and
+docker-compose.yml, checked by reading them and running the parts that run here (there
+is no Docker engine in CI)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, sep, version = line.partition("==")
+        assert sep and version.strip(), f"constraints.txt: {line!r} is not name==version"
+        found[canonical(name)] = version.strip()
+    return found
+
+
+def project_requirements() -> list[Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    return [Requirement(r) for r in project["dependencies"] + extras["dev"]]
+
+
+# ---------------------------------------------------------------- constraints.txt
+
+
+def test_constraints_pin_every_dependency_at_the_version_the_tests_run_with():
+    """Every package the project needs, directly or not, is pinned; and the pins are
+    what this environment has, so CI and the image run what the tests ran on."""
+    pinned = pins()
+    needed: dict[str, set[str]] = {}
+    todo = [(req, {""}) for req in project_requirements()]
+    while todo:
+        req, parent_extras = todo.pop()
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in parent_extras):
+            continue
+        name = canonical(req.name)
+        extras = set(req.extras) | {""}
+        if extras <= needed.get(name, set()):
+            continue
+        needed[name] = needed.get(name, set()) | extras
+        dist = metadata.distribution(req.name)
+        todo += [(Requirement(r), extras) for r in dist.requires or []]
+    missing = sorted(set(needed) - set(pinned))
+    assert not missing, f"not pinned in constraints.txt: {missing}"
+    stale = {
+        name: (pinned[name], metadata.version(name))
+        for name in needed
+        if metadata.version(name) != pinned[name]
+    }
+    assert not stale, f"constraints.txt (pinned, installed) differ: {stale}"
+    assert "hokm-telegram" not in pinned
+
+
+def test_ci_and_the_image_install_with_the_constraints():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"pip install .*-c constraints\.txt .*-e '\.\[dev\]'", ci), ci
+    assert "-c constraints.txt" in install_dependencies()["command"]
+
+
+# --------------------------------------------------------------------- Dockerfile
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, continuation lines joined, comments dropped."""
+    instructions: list[tuple[str, str]] = []
+    pending = ""
+    for raw in (ROOT / "Dockerfile").read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        pending += line
+        if pending.endswith("\\"):
+            pending = pending[:-1] + " "
+            continue
+        word, _, rest = pending.partition(" ")
+        instructions.append((word.upper(), rest.strip()))
+        pending = ""
+    return instructions
+
+
+def install_dependencies() -> dict[str, object]:
+    """The RUN that installs the dependencies, with its position and the COPYs before."""
+    steps = dockerfile()
+    for at, (word, args) in enumerate(steps):
+        if word == "RUN" and "pip install" in args:
+            copied = [a for w, a in steps[:at] if w == "COPY"]
+            return {"at": at, "command": args, "copied_before": copied}
+    raise AssertionError("no RUN pip install in the Dockerfile")
+
+
+def copy_sources() -> list[str]:
+    sources = []
+    for word, args in dockerfile():
+        if word == "COPY" and "--from" not in args:
+            sources += [a for a in shlex.split(args) if not a.startswith("--")][:-1]
+    return sources
+
+
+def test_the_image_installs_pinned_dependencies_before_copying_anything_else():
+    """A README or code change must not re-run the dependency install: only the two
+    files the install reads are copied before it."""
+    first = install_dependencies()
+    sources = [s for args in first["copied_before"] for s in shlex.split(args)[:-1]]
+    assert sorted(sources) == ["constraints.txt", "pyproject.toml"]
+    steps = dockerfile()
+    later = [args for word, args in steps[first["at"] + 1 :] if word == "RUN"]
+    project_install = next(args for args in later if "pip install" in args)
+    assert "--no-deps" in project_install, "the project's install must not move a pin"
+    assert "pip check" in project_install
+
+
+def test_the_image_dependency_list_is_pyprojects_runtime_list(tmp_path):
+    """Runs the Dockerfile's own command that writes requirements.txt from
+    pyproject.toml, and checks every line is allowed by a pin."""
+    command = install_dependencies()["command"]
+    assert isinstance(command, str)
+    write_list = command.split(" && ")[0]
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["sh", "-c", write_list], cwd=tmp_path, env=env, check=True)
+    listed = [Requirement(line) for line in (tmp_path / "requirements.txt").read_text().split()]
+    runtime = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert [str(r) for r in listed] == [str(Requirement(r)) for r in runtime]
+    pinned = pins()
+    for req in listed:
+        assert req.specifier.contains(pinned[canonical(req.name)]), (req, pinned)
+
+
+def test_the_image_runs_as_a_non_root_user_with_its_settings():
+    steps = dockerfile()
+    users = [args for word, args in steps if word == "USER"]
+    assert users and users[-1].split(":")[0] not in ("root", "0"), users
+    env = " ".join(args for word, args in steps if word == "ENV")
+    assert "HOKM_IN_CONTAINER=1" in env
+    assert "HOKM_DATA_DIR=/data" in env
+    config_dir = re.search(r"MPLCONFIGDIR=(\S+)", env)
+    assert config_dir, "matplotlib needs a writable MPLCONFIGDIR"
+    # Under /tmp, or made writable for any --user by the Dockerfile itself.
+    runs = " ".join(args for word, args in steps if word == "RUN")
+    assert config_dir.group(1).startswith("/tmp/") and 'chmod 1777 "$MPLCONFIGDIR"' in runs
+    entrypoint = [args for word, args in steps if word == "ENTRYPOINT"]
+    assert entrypoint == ['["docker-entrypoint.sh"]']
+    assert "docker-entrypoint.sh" in copy_sources()
+    assert os.access(ROOT / "docker-entrypoint.sh", os.X_OK)
+
+
+# ------------------------------------------------------------------- .dockerignore
+
+
+def dockerignore_rules() -> list[tuple[re.Pattern[str], bool]]:
+    """Docker's rules: the last pattern matching a path or one of its parent folders
+    decides; ``!`` lets back in; ``*`` stays within a path segment, ``**`` does not."""
+    rules = []
+    for raw in (ROOT / ".dockerignore").read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        include = line.startswith("!")
+        pattern = line.lstrip("!").strip("/")
+        regex = ""
+        for part in re.split(r"(\*\*/|\*\*|\*|\?)", pattern):
+            regex += {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(
+                part, re.escape(part)
+            )
+        rules.append((re.compile(regex + r"\Z"), include))
+    return rules
+
+
+def in_context(path: str, rules: list[tuple[re.Pattern[str], bool]]) -> bool:
+    parts = path.split("/")
+    candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    sent = True
+    for pattern, include in rules:
+        if any(pattern.match(c) for c in candidates):
+            sent = include
+    return sent
+
+
+def tracked_files() -> list[str]:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    return out.split()
+
+
+def test_the_build_context_has_the_code_and_no_data():
+    rules = dockerignore_rules()
+    files = tracked_files()
+    for never in (
+        ".git/HEAD",
+        ".venv/bin/python",
+        "hokm.sqlite3",
+        "data/hokm.sqlite3-wal",
+        "core/players/runs/hard-normal-4p.jsonl",
+        "benchmarks/results/loadtest.json",
+        "core/__pycache__/cards.cpython-311.pyc",
+        "locales/fa/LC_MESSAGES/hokm.mo",
+        *[
+            f
+            for f in files
+            if f.startswith(("tests/", "benchmarks/", ".ci/", "core/players/runs/"))
+        ],
+    ):
+        assert not in_context(never, rules), never
+    for source in copy_sources():
+        under = [f for f in files if f == source or f.startswith(source.rstrip("/") + "/")]
+        assert under, f"the Dockerfile copies {source}, which git does not have"
+        left_out = [f for f in under if not in_context(f, rules) and "/players/runs/" not in f]
+        assert not left_out, f".dockerignore leaves out what the Dockerfile copies: {left_out}"
+
+
+def test_the_dockerignore_matcher_follows_dockers_rules():
+    """The reading above, on rules whose outcome Docker documents."""
+    rules = [(re.compile(r"[^/]*\Z"), False), (re.compile(r"core\Z"), True)]
+    assert in_context("core/cards.py", rules)
+    assert not in_context("tests/test_x.py", rules)
+    assert not in_context("README.md", rules)
+
+
+# -------------------------------------------------------------------- entrypoint
+
+
+def unprivileged() -> list[str]:
+    """A prefix that makes folder permissions count (root ignores them)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permissions cannot be checked")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def entrypoint(data_dir: Path, *command: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [*unprivileged(), "sh", str(ROOT / "docker-entrypoint.sh"), *command],
+        env={**clean, "HOKM_DATA_DIR": str(data_dir), **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_an_unwritable_data_folder_stops_with_one_line_naming_the_owner_it_needs(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o555)
+    try:
+        done = entrypoint(data, "echo", "started")
+        assert done.returncode == 2 and "started" not in done.stdout
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        assert f"uid {os.getuid()}" in lines[0] and f"chown -R {os.getuid()}:" in lines[0]
+        # With PostgreSQL the folder is not used, so it is not checked.
+        done = entrypoint(data, "echo", "started", DATABASE_URL="postgresql://db/hokm")
+        assert done.returncode == 0 and done.stdout == "started\n"
+    finally:
+        data.chmod(0o755)
+
+
+def test_a_database_file_left_by_another_owner_is_caught_too(tmp_path):
+    (tmp_path / "hokm.sqlite3").touch(mode=0o444)
+    done = entrypoint(tmp_path, "echo", "started")
+    assert done.returncode == 2 and "chown -R" in done.stderr
+
+
+def test_a_writable_data_folder_runs_the_command(tmp_path):
+    done = entrypoint(tmp_path, "sh", "-c", 'echo "$1"', "sh", "two words")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "two words\n" and done.stderr == ""
+
+
+# ------------------------------------------------------------------- matplotlib
+
+
+def import_the_hard_player(home: Path, **env: str) -> str:
+    clean = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"}
+    done = subprocess.run(
+        [*unprivileged(), sys.executable, "-c", "import core.players.hard"],
+        cwd=ROOT,
+        env={**clean, "HOME": str(home), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_mplconfigdir_keeps_matplotlib_quiet_when_home_is_read_only(tmp_path):
+    """The image's case: a home the bot cannot write. matplotlib (imported by endplay)
+    complains unless MPLCONFIGDIR names a writable folder, as the Dockerfile does."""
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(0o555)
+    try:
+        assert "matplotlib" in import_the_hard_player(home).lower()
+        config = tmp_path / "matplotlib"
+        assert import_the_hard_player(home, MPLCONFIGDIR=str(config)) == ""
+        assert any(config.iterdir()), "matplotlib keeps its font list there"
+    finally:
+        home.chmod(0o755)
+
+
+# ----------------------------------------------------------------- docker-compose
+
+
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_compose_runs_an_ingress_and_two_workers_on_one_postgresql():
+    services = compose()["services"]
+    assert set(services) == {"ingress", "worker", "postgres"}, "no broker, nothing else"
+    ingress, worker, postgres = services["ingress"], services["worker"], services["postgres"]
+    assert ingress["command"] == ["python", "-m", "telegram_bot.cluster", "ingress"]
+    assert worker["command"] == ["python", "-m", "telegram_bot.cluster", "worker"]
+    assert worker["deploy"]["replicas"] == 2
+    for bot in (ingress, worker):
+        assert bot["image"] == "hokm" and bot["build"] == "."
+        assert bot["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert bot["environment"]["DATABASE_URL"].startswith("postgresql://")
+        assert "@postgres:5432/" in bot["environment"]["DATABASE_URL"]
+        assert "BOT_TOKEN" in bot["environment"]
+        assert bot["init"] is True, "SIGTERM must reach the bot, which finishes its work"
+    assert ingress["environment"]["DATABASE_URL"] == worker["environment"]["DATABASE_URL"]
+    assert "WEBHOOK_URL" in ingress["environment"]
+    port = ingress["environment"]["WEBHOOK_PORT"]
+    assert any(p.endswith(f":{port}") for p in ingress["ports"])
+    assert "pg_isready" in " ".join(postgres["healthcheck"]["test"])
+    for service in services.values():
+        assert service["restart"] in ("unless-stopped", "always", "on-failure")
+
+
+def test_the_roles_compose_runs_are_roles_of_the_cluster_command():
+    if not (ROOT / "telegram_bot" / "cluster.py").exists():
+        pytest.skip("telegram_bot.cluster is not in this checkout")
+    done = subprocess.run(
+        [sys.executable, "-m", "telegram_bot.cluster", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for service in ("ingress", "worker"):
+        assert compose()["services"][service]["command"][-1] in done.stdout
+
+
+# ------------------------------------------------------------------ no-token text
+
+
+def no_token(**env: str) -> str:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("BOT_TOKEN", "TELEGRAM_API_URL", "HOKM_IN_CONTAINER")
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "telegram_bot"],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    return done.stderr
+
+
+def test_without_a_token_the_image_tells_how_to_run_the_image():
+    err = no_token(HOKM_IN_CONTAINER="1")
+    assert "@BotFather" in err
+    assert "docker run -d --name hokm -e BOT_TOKEN=123456789:AA... -v hokm-data:/data hokm" in err
+    assert "docker run --rm hokm python -m telegram_bot.demo" in err
+    assert ".venv" not in err
+
+
+def test_without_a_token_a_checkout_tells_how_to_run_from_the_checkout():
+    err = no_token()
+    assert "BOT_TOKEN=123456789:AA... .venv/bin/python -m telegram_bot" in err
+    assert "docker" not in err
