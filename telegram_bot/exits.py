@@ -151,13 +151,18 @@ async def end_game(
 ) -> Answer:
     """End a lobby or a running match, if ``user`` may (the owner or a group admin)."""
     tr = await svc.user_tr(user.id)
+    async with svc.sessions() as s:
+        game = await repo.get_game(s, game_id)
+    if game is None or game.status not in (LOBBY, PLAYING):
+        return Answer(tr(NOT_OVER), alert=True)
+    # Asked before the row is locked: it may be a call to Telegram.
+    if user.id != game.owner_id and not await is_admin():
+        return Answer(tr(ONLY_OWNER), alert=True)
     async with svc._locks[game_id]:
         async with svc.outbox.transaction() as s:
             game = await repo.get_game(s, game_id, lock=True)
             if game is None or game.status not in (LOBBY, PLAYING):
                 return Answer(tr(NOT_OVER), alert=True)
-            if user.id != game.owner_id and not await is_admin():
-                return Answer(tr(ONLY_OWNER), alert=True)
             await abandon(svc, s, game, reason, name=user.first_name)
     _released(svc, game)
     if reason == "quit":
@@ -173,19 +178,13 @@ async def ask_to_end(svc: GameService, game: Game, user_id: int) -> None:
     markup = InlineKeyboardMarkup(
         [
             [
-                InlineKeyboardButton(
-                    gtr(YES_END), callback_data=cb.encode("e", game.id, None, "1")
-                ),
-                InlineKeyboardButton(
-                    gtr(NO_KEEP), callback_data=cb.encode("e", game.id, None, "0")
-                ),
+                InlineKeyboardButton(gtr(YES_END), callback_data=cb.encode("e", game.id, None, "1")),
+                InlineKeyboardButton(gtr(NO_KEEP), callback_data=cb.encode("e", game.id, None, "0")),
             ]
         ]
     )
     async with svc.outbox.transaction() as s:
-        await svc.outbox.send(
-            s, game.chat_id, gtr(ASK_END), markup
-        )
+        await svc.outbox.send(s, game.chat_id, gtr(ASK_END), markup)
 
 
 async def quit_solo(svc: GameService, user: Any) -> Answer:
@@ -193,9 +192,7 @@ async def quit_solo(svc: GameService, user: Any) -> Answer:
     tr = await svc.user_tr(user.id)
     game = await svc.active_game(user.id)
     if game is None:
-        return Answer(
-            tr("You have no solo match to end. To leave a group match, send /leave.")
-        )
+        return Answer(tr("You have no solo match to end. To leave a group match, send /leave."))
     return await end_game(svc, game.id, user, _yes, reason="quit")
 
 
