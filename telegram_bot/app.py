@@ -19,6 +19,7 @@ from .i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from .outbox import Outbox
 from .service import GameService, ServiceConfig
 from .storage.db import create_engine, migrate, session_factory
+from .sweeper import Sweeper
 from .thinking import Thinkers
 from .updates import TrackingUpdateProcessor
 
@@ -117,8 +118,16 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         resumed = await service.resume_all()
         service.start_clock()
         log.info("resumed %d game(s)", resumed)
+        sweeper = Sweeper(
+            service, idle_hours=settings.idle_hours, interval=settings.sweep_seconds
+        )
+        app.bot_data["sweeper"] = sweeper
+        sweeper.start()
 
     async def post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        sweeper: Sweeper | None = app.bot_data.get("sweeper")
+        if sweeper is not None:
+            await sweeper.stop()
         service: GameService | None = app.bot_data.get("service")
         if service is not None:
             await service.shutdown()

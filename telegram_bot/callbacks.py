@@ -37,6 +37,8 @@ ACTIONS = {
     "r": "I'm back",
     "g": "language (arg: fa/en), for a user or a group",
     "m": "rematch: a new game with a finished match's seats and settings",
+    "e": "end the game: confirm (arg 1) or keep playing (arg 0)",
+    "w": "take over a computer's or away player's seat (arg: its lobby index)",
 }
 
 _GAME_ID = re.compile(r"[a-z0-9]{1,12}")

@@ -31,6 +31,10 @@ class Settings:
     think_processes: int | None = None
     #: Tests and demos only: reproducible deals (see ServiceConfig.deal_seed).
     deal_seed: int | None = None
+    #: A lobby or match with no action for this long ends as abandoned (0: never).
+    idle_hours: float = 24.0
+    #: How often the sweeper looks for idle games and turns to ping (0: it does not run).
+    sweep_seconds: float = 5.0
     #: One of several worker processes on one PostgreSQL database (telegram_bot.cluster).
     shared: bool = False
     #: How many workers share the bot's overall rate limit (HOKM_WORKERS).
@@ -55,6 +59,8 @@ class Settings:
                 int(env["HOKM_THINK_PROCESSES"]) if env.get("HOKM_THINK_PROCESSES") else None
             ),
             deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
+            idle_hours=float(env.get("HOKM_IDLE_HOURS", "24")),
+            sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
             shared=env.get("HOKM_SHARED", "0") == "1",
             workers=int(env.get("HOKM_WORKERS", "1") or 1),
         )

@@ -31,6 +31,10 @@ COMMANDS = (
     ("stats", N_("Leaderboard")),
     ("language", N_("Language")),
     ("back", N_("I'm back")),
+    ("leave", N_("Leave the match; a computer takes your seat")),
+    ("takeover", N_("Take a computer's or an away player's seat")),
+    ("cancel", N_("End this group's game")),
+    ("quit", N_("End your solo match")),
     ("help", N_("How to play")),
 )
 
@@ -54,6 +58,12 @@ HELP = N_(
     "/rules — the rules of this table · /newgame — open a game in a group · /play — a solo "
     "match in private · /score — the running score · /stats — leaderboard · /language — "
     "language · /back — come back after being away"
+)
+
+WAYS_OUT = N_(
+    "/leave — leave a match; a computer plays your seat · /takeover — take a computer's or "
+    "an away player's seat · /cancel — end the group's game (whoever opened it, or an "
+    "admin; it does not count) · /quit — end a solo match"
 )
 
 _PLAY = N_(
@@ -120,7 +130,7 @@ def or_list(items: Sequence[str], tr: Translator) -> str:
 
 def help_text(tr: Translator) -> str:
     targets = or_list([tr.format_number(t) for t in TARGET_CHOICES], tr)
-    return tr(HELP).format(targets=targets)
+    return tr(HELP).format(targets=targets) + "\n" + tr(WAYS_OUT)
 
 
 def rules_text(settings: dict[str, Any], tr: Translator) -> str:

@@ -30,6 +30,8 @@ from telegram.ext import (
     CommandHandler,
     ContextTypes,
     InlineQueryHandler,
+    MessageHandler,
+    filters,
 )
 
 from core import (
@@ -46,10 +48,10 @@ from core import (
 )
 
 from . import callbacks as cb
-from . import guide, render
+from . import exits, guide, render
 from .i18n import N_, get_translator, language_from_telegram
 from .rematch import rematch
-from .service import DEFAULT_SETTINGS, Answer, GameService, _seat_of
+from .service import BUSY, DEFAULT_SETTINGS, Answer, GameService, _seat_of
 from .storage import repo
 
 __all__ = ["register"]
@@ -219,7 +221,7 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await repo.get_or_create_chat(s, user.id, "private", None, language=tr.lang)
         await repo.set_chat_language(s, user.id, tr.lang)
     if await svc.game_for_user(user.id) is not None:
-        await _reply(update, tr("You are already playing in another game"))
+        await _reply(update, tr(BUSY))
         return
     error = await svc.open_lobby(user.id, "private", None, user)
     if error:
@@ -323,6 +325,109 @@ async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await _reply(update, answer.text or tr("Welcome back!"))
 
 
+# ------------------------------------------------------------------ ways out
+
+
+async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/cancel: in a group, ask whether to end its game (owner or admin); in private,
+    end the solo match."""
+    svc = _service(context)
+    user = update.effective_user
+    if not _is_group(update):
+        await _reply(update, (await exits.quit_solo(svc, user)).text or "")
+        return
+    tr = await _tr_for(update, context)
+    chat_id = update.effective_chat.id
+    game = await svc.active_game(chat_id)
+    if game is None:
+        await _reply(update, tr("There is no game to end in this group."))
+        return
+    if user.id != game.owner_id and not await _admin(context, chat_id, user.id):
+        await _reply(update, tr(exits.ONLY_OWNER))
+        return
+    await exits.ask_to_end(svc, game, user.id)
+
+
+async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    answer = await exits.leave(_service(context), update.effective_user)
+    await _reply(update, answer.text or "")
+
+
+async def quit_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    answer = await exits.quit_solo(_service(context), update.effective_user)
+    await _reply(update, answer.text or "")
+
+
+async def takeover(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/takeover in a group: take a computer's or an away player's seat (a choice of
+    seats when there are several)."""
+    tr = await _tr_for(update, context)
+    if not _is_group(update):
+        await _reply(update, tr("This command works in a group. Here, use /play for a solo match."))
+        return
+    svc = _service(context)
+    user = update.effective_user
+    answer, markup, index = await exits.takeover_choices(svc, update.effective_chat.id, user)
+    if index is not None:
+        game = await svc.active_game(update.effective_chat.id)
+        answer = await exits.take_over(svc, game.id, user, index)
+        if answer.url:
+            markup = InlineKeyboardMarkup(
+                [[InlineKeyboardButton(answer.text or "", url=answer.url)]]
+            )
+            answer = Answer(
+                tr("Open the bot in private and press Start, then send /takeover again.")
+            )
+    await _reply(update, answer.text or "", markup)
+
+
+async def _end_pressed(
+    data: cb.Callback, update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> Answer:
+    """The Yes/No under "End this match?"."""
+    svc = _service(context)
+    query = update.callback_query
+    user = query.from_user
+    tr = await svc.user_tr(user.id)
+    game = await _game_chat(svc, data.game_id)
+    if game is None:
+        return Answer(tr("This button is not valid"), alert=True)
+
+    async def is_admin() -> bool:
+        return await _admin(context, game.chat_id, user.id)
+
+    if user.id != game.owner_id and not await is_admin():
+        return Answer(tr(exits.ONLY_OWNER), alert=True)
+    if data.arg == "1":
+        answer = await exits.end_game(svc, data.game_id, user, is_admin)
+    else:
+        answer = Answer(tr(exits.GOES_ON))
+    if query.message is not None and not answer.alert:
+        gtr = await svc.chat_tr(game.chat_id)
+        done = gtr(exits.GOES_ON) if data.arg != "1" else gtr(exits.WAS_ENDED)
+        try:
+            await query.edit_message_text(done)
+        except TelegramError as exc:
+            log.info("could not edit the end question: %s", exc)
+    return answer
+
+
+async def _lobby_press_in_play(data: cb.Callback, game, user, tr) -> Answer:
+    """A lobby button pressed once the match runs (an old view of the message)."""
+    if data.action == "j":
+        return Answer(tr("The game has already started: to take a seat, send /takeover."))
+    if data.action == "l":
+        return Answer(tr("To leave the match, send /leave."))
+    return Answer(tr("The game has already started."))
+
+
+async def track_group_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Every group message the bot sees moves the newest id (telegram_bot.reposts)."""
+    message = update.effective_message
+    if message is not None and update.effective_chat is not None:
+        _service(context).outbox.note_message(update.effective_chat.id, message.message_id)
+
+
 # ------------------------------------------------------------------ buttons
 
 
@@ -383,7 +488,22 @@ async def _dispatch(
             game = await _game_chat(svc, data.game_id)
             return game is not None and await _admin(context, game.chat_id, user.id)
 
+        game = await _game_chat(svc, data.game_id)
+        if game is not None and game.status == "playing":
+            if a != "c":
+                return await _lobby_press_in_play(data, game, user, await svc.user_tr(user.id))
+            if user.id != game.owner_id and not await is_admin():
+                tr = await svc.user_tr(user.id)
+                return Answer(tr(exits.ONLY_OWNER), alert=True)
+            await exits.ask_to_end(svc, game, user.id)
+            return Answer((await svc.user_tr(user.id))(exits.ASK_END))
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
+    if a == "e":
+        return await _end_pressed(data, update, context)
+    if a == "w":
+        if not data.arg.isdigit():
+            return Answer((await svc.user_tr(user.id))("This button is not valid"), alert=True)
+        return await exits.take_over(svc, data.game_id, user, int(data.arg))
     if a == "r":
         return await svc.set_away(data.game_id, user.id, False)
     if a == "m":
@@ -635,6 +755,12 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(CommandHandler("score", score))
     app.add_handler(CommandHandler("stats", stats))
     app.add_handler(CommandHandler("back", back))
+    app.add_handler(CommandHandler("cancel", cancel))
+    app.add_handler(CommandHandler("leave", leave))
+    app.add_handler(CommandHandler("takeover", takeover))
+    app.add_handler(CommandHandler("quit", quit_command))
+    # In a group of its own: it sees every group message, and the commands still run.
+    app.add_handler(MessageHandler(filters.ChatType.GROUPS, track_group_message), group=-1)
     app.add_handler(CallbackQueryHandler(button))
     app.add_handler(InlineQueryHandler(inline_query))
     app.add_handler(ChosenInlineResultHandler(chosen_inline))

@@ -93,6 +93,8 @@ class Outbox:
         self._closing = False
         #: Counts of what happened (sent, edited, skipped, retried, dropped, ...).
         self.stats: Counter[str] = Counter()
+        # The newest message id seen per chat (see telegram_bot.reposts).
+        self._newest: OrderedDict[int, int] = OrderedDict()
 
     # -------------------------------------------------------------- deciding
 
@@ -201,6 +203,17 @@ class Outbox:
         s.add(OutboxMessage(chat_id=chat_id, op="delete", slot=slot, message_id=message_id))
         s.info["outbox_wanted"][_target(chat_id, slot, message_id)] = None
         await s.flush()
+
+    def note_message(self, chat_id: int, message_id: int) -> None:
+        """A message appeared in a chat (sent by the bot, or an update it received)."""
+        if message_id > self._newest.get(chat_id, 0):
+            self._newest[chat_id] = message_id
+            self._newest.move_to_end(chat_id)
+            while len(self._newest) > _SHOWN_LIMIT:
+                self._newest.popitem(last=False)
+
+    def newest_message_id(self, chat_id: int) -> int | None:
+        return self._newest.get(chat_id)
 
     async def forget_chat(self, s: AsyncSession, chat_id: int) -> None:
         """Forget what the chat's messages show (they may be stale): the next edit of
@@ -395,6 +408,7 @@ class Outbox:
                     disable_web_page_preview=True,
                 )
                 self.stats["sent"] += 1
+                self.note_message(chat_id, message.message_id)
                 shown = (target, sig) if row.slot is not None else None
                 await self._finish(row, bind=message.message_id, shown=shown)
             elif row.op == "edit":

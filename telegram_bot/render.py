@@ -87,7 +87,17 @@ SETTING_HINTS = {
         N_("🧮 Card points"),
         N_("Also count the cards in each player's tricks (A 14 … 2), plus 100 a point."),
     ),
+    "ping": (
+        N_("🔔 Turn reminder"),
+        N_("When a person's turn has waited this long, they are reminded, once a turn."),
+    ),
+    "ping_to": (
+        N_("📣 Reminders go to"),
+        N_("A private message from the bot, or a mention in the group."),
+    ),
 }
+#: Seconds before a waiting turn is reminded (0: off); see telegram_bot.pings.
+PING_CHOICES = (0, 15, 30, 60)
 BIDDING_TARGET_CHOICES = (100, 250, 500)
 
 
@@ -335,6 +345,28 @@ def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
             [
                 opt(tr("Card points off"), "card_points", 0, points),
                 opt(tr("Card points on"), "card_points", 1, points),
+            ],
+        )
+    ping = s.get("ping", 15)
+    setting(
+        "ping",
+        [
+            opt(
+                tr("off") if t == 0 else tr("{seconds} s").format(seconds=_num(tr, t)),
+                "ping",
+                t,
+                ping,
+            )
+            for t in PING_CHOICES
+        ],
+    )
+    if game.chat_id < 0 and ping:
+        to = s.get("ping_to", "private")
+        setting(
+            "ping_to",
+            [
+                opt(tr("Private message"), "ping_to", "private", to),
+                opt(tr("Mention in the group"), "ping_to", "group", to),
             ],
         )
     rows.append([InlineKeyboardButton(tr("« Back"), callback_data=cb.encode("o", g, None, "back"))])

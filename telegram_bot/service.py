@@ -32,7 +32,7 @@ from core import (
     Variant,
 )
 
-from . import render
+from . import pings, render, reposts
 from .i18n import N_, Translator, get_translator, language_from_telegram
 from .locks import KeyedLocks
 from .outbox import Outbox
@@ -62,6 +62,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "removed_two": "C",
     "hakem_rule": "next",
     "card_points": False,
+    "ping": pings.DEFAULT_PING,
+    "ping_to": "private",
 }
 
 #: Error codes from core, as the player reads them.
@@ -81,6 +83,13 @@ ERROR_TEXTS = {
     ErrorCode.MATCH_OVER: N_("This match is over"),
     ErrorCode.UNKNOWN_ACTION: N_("This button is not valid"),
 }
+
+
+BUSY = N_(
+    "You are already playing in another game: to leave it, send /leave (or /quit for a "
+    "solo match)."
+)
+GAME_OPEN = N_("A game is already open in this group: play it out, or end it with /cancel.")
 
 
 @dataclass
@@ -141,9 +150,9 @@ class GameService:
         if lang is None:
             async with self.sessions() as s:
                 user = await repo.get_user(s, user_id)
-            lang = (
-                (user.language or language_from_telegram(user.telegram_language)) if user else "fa"
-            )
+            if user is None:  # not seen yet: no guess is remembered
+                return "fa"
+            lang = user.language or language_from_telegram(user.telegram_language)
             self._langs[user_id] = lang
             if len(self._langs) > LANG_CACHE_SIZE:  # the oldest entry goes
                 del self._langs[next(iter(self._langs))]
@@ -173,7 +182,7 @@ class GameService:
                 s, user.id, user.first_name, user.username, user.language_code
             )
             if await repo.get_active_game(s, chat_id) is not None:
-                return tr("A game is already running in this group. Finish it or cancel it first.")
+                return tr(GAME_OPEN)
             other = await repo.find_active_game_for_user(s, user.id)
             settings = {**DEFAULT_SETTINGS, **(chat.settings or {})}
             seats: list[dict[str, Any]] = [{} for _ in range(settings["players"])]
@@ -182,7 +191,7 @@ class GameService:
             try:
                 game = await repo.create_game(s, chat_id, user.id, seats, settings)
             except repo.ActiveGameExistsError:  # another /newgame won the race
-                return tr("A game is already running in this group. Finish it or cancel it first.")
+                return tr(GAME_OPEN)
             await self.outbox.send(
                 s,
                 chat_id,
@@ -223,7 +232,7 @@ class GameService:
                         )
                     other = await repo.find_active_game_for_user(s, user.id)
                     if other is not None and other.id != game.id:
-                        return Answer(tr("You are already playing in another game"), alert=True)
+                        return Answer(tr(BUSY), alert=True)
                     free = next((i for i, x in enumerate(seats) if not x), None)
                     if free is None:
                         return Answer(tr("The game is full"), alert=True)
@@ -281,11 +290,11 @@ class GameService:
             return Answer(tr(render.SETTING_HINTS[value][1]))
         parsed: Any
         try:
-            if name in ("players", "target", "timer"):
+            if name in ("players", "target", "timer", "ping"):
                 parsed = int(value)
             elif name in ("teams_by_aces", "card_points"):
                 parsed = value == "1"
-            elif name in ("level", "hakem_rule", "removed_two", "kind"):
+            elif name in ("level", "hakem_rule", "removed_two", "kind", "ping_to"):
                 parsed = value
             else:
                 raise ValueError(name)
@@ -313,6 +322,8 @@ class GameService:
         game.seats = seats
         game.settings = settings
         await repo.save_game(s, game, game.move)
+        if name in ("ping", "ping_to") and game.chat_id < 0:  # the group's choice, kept
+            await repo.update_chat_settings(s, game.chat_id, {name: parsed})
         await self._show_table(
             s, game, render.lobby_text(game, gtr), render.settings_keyboard(game, gtr)
         )
@@ -680,14 +691,19 @@ class GameService:
     ) -> None:
         """Decide, in the move's transaction, what every chat of the game shows now."""
         gtr = await self.chat_tr(game.chat_id)
-        await self._show_table(
-            s, game, render.table_text(game, match, gtr), render.table_keyboard(game, match, gtr)
-        )
+        table = render.table_text(game, match, gtr)
+        keyboard = render.table_keyboard(game, match, gtr)
+        repost = reposts.due(self, game, match, events)
+        if not repost:
+            await self._show_table(s, game, table, keyboard)
         for e in events:
             if isinstance(e, HandEnded):
                 await self.outbox.send(s, game.chat_id, render.hand_result_text(e, game, match, gtr))
             elif isinstance(e, MatchEnded):
                 await self.outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
+        if repost:  # below the hand result
+            await reposts.repost(self, s, game, table, keyboard)
+        await pings.before_hands(self, s, game, match, events)
         # A card played by someone else edits only the hand of the player now on turn:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
@@ -918,6 +934,8 @@ def _allowed(settings: dict[str, Any]) -> bool:
         and settings.get("level") in render.LEVEL_NAMES
         and settings.get("removed_two") in ("S", "H", "D", "C")
         and settings.get("hakem_rule") in ("next", "winner")
+        and settings.get("ping", pings.DEFAULT_PING) in pings.PING_CHOICES
+        and settings.get("ping_to", "private") in pings.PING_TO
     )
 
 

@@ -67,6 +67,8 @@ class BotRunner:
             hand_pause=0.0,
             think_seconds=0.05,
             deal_seed=1,
+            # Tests sweep explicitly (Sweeper.sweep(now=...)): no wall-clock surprises.
+            sweep_seconds=0.0,
         )
         for k, v in overrides.items():
             object.__setattr__(self.settings, k, v)
@@ -279,7 +281,9 @@ class Table:
         public; what people write themselves is theirs)."""
         public = {c for _, c in match.first_draw}
         texts = []
-        for message in self.emu.chat_log(self.chat.id):
+        # A deleted message shows nothing (a re-posted table leaves its old copy
+        # deleted, still showing the previous hand's last trick, checked back then).
+        for message in self.emu.chat_log(self.chat.id, include_deleted=False):
             if not message.from_bot:
                 continue
             texts.append(message.text)

@@ -435,8 +435,35 @@ async def test_solo_match_in_private(emu, runner):
     assert again.id == game.id
 
 
-async def test_calls_per_card_and_no_hand_in_group(emu, runner):
-    """Counts Bot API sends and edits per card played (reported in the README)."""
+#: What the calls-per-card tests count: every message sent, edited or deleted.
+MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage")
+
+
+async def _play_counting(runner, table, strategies, ping_every_turn: bool) -> None:
+    """Play the match out; with ``ping_every_turn`` every person's turn waits past the
+    reminder time first (a sweep as of 20 s later), the most pings there can be."""
+    from datetime import timedelta
+
+    from telegram_bot.storage.models import utcnow
+
+    sweeper = runner.app.bot_data["sweeper"]
+    while True:
+        await runner.settle()
+        if ping_every_turn:
+            await sweeper.sweep(now=utcnow() + timedelta(seconds=20))
+        if not await table.step(strategies):
+            return
+
+
+def _breakdown(calls) -> str:
+    from collections import Counter
+
+    return ", ".join(f"{m} {n}" for m, n in sorted(Counter(c.method for c in calls).items()))
+
+
+@pytest.mark.parametrize("pings", ["no pings", "a ping every turn"])
+async def test_calls_per_card_and_no_hand_in_group(emu, runner, pings):
+    """Counts Bot API sends, edits and deletes per card played (reported in the README)."""
     people = await _people(emu, ["A1", "A2", "A3", "A4"], lang="en")
     group = emu.add_group("Count", members=people, admins=[people[0]])
     game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
@@ -445,51 +472,54 @@ async def test_calls_per_card_and_no_hand_in_group(emu, runner):
     await runner.settle()
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
     await runner.settle()
-    table = Table(emu, runner, group, people)
-    await runner.settle()
     start = len(emu.calls)
-    await table.play_out({p.id: by_level("normal", seed=p.id) for p in people})
+    table = Table(emu, runner, group, people)
+    every = pings != "no pings"
+    await _play_counting(runner, table, {p.id: by_level("normal", seed=p.id) for p in people}, every)
     game = await table.game()
     match = Match.from_json(game.state)
     cards = sum(len(t.plays) for t in match.tricks)  # last hand
-    calls = [
-        c
-        for c in emu.calls[start:]
-        if c.method in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
-    ]
+    calls = [c for c in emu.calls[start:] if c.method in MESSAGE_CALLS]
     per_card = len(calls) / max(1, table.presses)
+    pinged = runner.app.bot_data["sweeper"].stats["pinged"]
     print(
-        f"\nBot API sends+edits per human play (4 humans): {per_card:.2f} over {table.presses} plays"
+        f"\nBot API sends+edits+deletes per human play (4 humans, {pings}): {per_card:.2f} "
+        f"over {table.presses} plays ({_breakdown(calls)}; {pinged} pings)"
     )
     # The table and all four hand messages (each shows the trick and whose turn it is),
-    # plus the hand results: at most 5 edits a card and a few sends.
-    assert per_card <= 3.5
+    # The table, the player's own hand and the hand of the player now on turn, plus
+    # the deal, the trump call's new hand messages and the hand results; a ping is one
+    # delete and one send.
+    assert pinged == (table.presses if every else 0)
+    assert per_card <= (5.5 if every else 3.5)
     assert_no_private_hand_in(emu, group)
     assert cards > 0
     assert isinstance(PlayCard, type)
 
 
-async def test_calls_per_card_with_computer_seats(emu, runner):
+@pytest.mark.parametrize("pings", ["no pings", "a ping every turn"])
+async def test_calls_per_card_with_computer_seats(emu, runner, pings):
     """One person and three computers: computer plays join the table edits."""
     people = await _people(emu, ["Solo"], lang="en")
     group = emu.add_group("Solo table", members=people, admins=people)
     game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
     await emu.press(people[0], group.id, lobby.message_id, _data(game.id, "s"))
     await runner.settle()
-    table = Table(emu, runner, group, people)
     start = len(emu.calls)
-    await table.play_out({people[0].id: by_level("normal", seed=1)})
+    table = Table(emu, runner, group, people)
+    every = pings != "no pings"
+    await _play_counting(runner, table, {people[0].id: by_level("normal", seed=1)}, every)
     game = await table.game()
     match = Match.from_json(game.state)
     cards = 4 * sum(sum(h["tricks"]) for h in match.history)
-    calls = [
-        c
-        for c in emu.calls[start:]
-        if c.method in ("sendMessage", "editMessageText", "editMessageReplyMarkup")
-    ]
+    calls = [c for c in emu.calls[start:] if c.method in MESSAGE_CALLS]
+    pinged = runner.app.bot_data["sweeper"].stats["pinged"]
     print(
-        f"\nBot API sends+edits with 3 computer seats: {len(calls) / table.presses:.2f} per human "
-        f"play, {len(calls) / cards:.2f} per card over {cards} cards"
+        f"\nBot API sends+edits+deletes with 3 computer seats ({pings}): "
+        f"{len(calls) / table.presses:.2f} per human play, {len(calls) / cards:.2f} per card "
+        f"over {cards} cards ({_breakdown(calls)}; {pinged} pings)"
     )
-    assert len(calls) / table.presses <= 2.5  # table + own hand, hand results aside
-    assert len(calls) / cards <= 1.0
+    assert pinged == (table.presses if every else 0)
+    # Table + own hand, hand results aside; a ping adds a delete and a send.
+    assert len(calls) / table.presses <= (4.5 if every else 2.5)
+    assert len(calls) / cards <= (1.5 if every else 1.0)

@@ -124,7 +124,7 @@ async def test_one_game_per_group_and_one_game_per_person(emu, runner):
     game1, lobby1 = await _open(emu, runner, g1, people[0])
     await emu.send_message(people[0], g1.id, "/newgame")
     await runner.settle()
-    assert "already running" in emu.chat_log(g1.id)[-1].text
+    assert "already open" in emu.chat_log(g1.id)[-1].text
     await emu.press(people[1], g1.id, lobby1.message_id, _data(game1.id, "j"))
     await runner.settle()
     game2, lobby2 = await _open(emu, runner, g2, people[0])

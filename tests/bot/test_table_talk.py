@@ -228,9 +228,11 @@ async def test_settings_rows_are_labelled(emu, runner, lang):
     if lang == "fa":
         expected = ["👥 بازیکن‌ها", "🎯 امتیاز برد", "⏱ زمان هر نوبت", "🤖 بازیکنان کامپیوتری"]
         expected += ["🃏 دویی که کنار می‌رود", "👑 حاکم دور بعد", "🧮 امتیاز ورق‌ها"]
+        expected += ["🔔 یادآوری نوبت", "📣 جای یادآوری"]
     else:
         expected = ["👥 Players", "🎯 Points to win", "⏱ Turn timer", "🤖 Computer players"]
         expected += ["🃏 The 2 taken out", "👑 The next hakem", "🧮 Card points"]
+        expected += ["🔔 Turn reminder", "📣 Reminders go to"]
     assert labels == [f"— {label} —" for label in expected]
     # A label explains its row and changes nothing.
     before = (await Table(emu, runner, group, []).game()).settings

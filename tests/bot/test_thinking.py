@@ -6,6 +6,7 @@ import asyncio
 import os
 
 from core import Match, PlayCard, Variant
+from telegram_bot.emulator import SimulationError
 from telegram_bot.simulation import BotRunner
 from telegram_bot.thinking import Thinkers
 
@@ -37,18 +38,29 @@ async def _until(check, what: str) -> None:
 
 
 async def _human_acts(emu, table: Table, user) -> object:
-    """The person plays once, on their turn, and the bot's answer is returned."""
-    game = await table.game()
-    match = Match.from_json(game.state)
-    seat = match.turn
-    action = by_level("normal", seed=1)(match.view(seat))
-    message = table.hand_message(game, user)
-    if isinstance(action, PlayCard):
-        data = f"p:{game.id}:{match.hand_no}:{action.card.ascii}"
-    else:
-        data = f"t:{game.id}:{game.move}:{action.suit.letter}"
-    handle = await emu.press(user, user.private_chat_id, message.message_id, data)
-    return await handle.wait_answer(timeout=60)
+    """The person plays once, on their turn, and the bot's answer is returned.
+
+    The bot may be replacing the hand message meanwhile (after the trump call it is
+    posted anew, the old one deleted): the person then presses on the new one."""
+    while True:
+        game = await table.game()
+        match = Match.from_json(game.state)
+        seat = match.turn
+        action = by_level("normal", seed=1)(match.view(seat))
+        mid = (game.private_messages or {}).get(str(user.id))
+        message = emu.chat(user.private_chat_id).message(mid) if mid is not None else None
+        if message is None or message.deleted:
+            await asyncio.sleep(0.01)
+            continue
+        if isinstance(action, PlayCard):
+            data = f"p:{game.id}:{match.hand_no}:{action.card.ascii}"
+        else:
+            data = f"t:{game.id}:{game.move}:{action.suit.letter}"
+        try:
+            handle = await emu.press(user, user.private_chat_id, message.message_id, data)
+        except SimulationError:  # deleted between the look and the press
+            continue
+        return await handle.wait_answer(timeout=60)
 
 
 def _humans_turn(table: Table, user):
