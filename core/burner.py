@@ -7,16 +7,16 @@ duration of the block and stops them (by their own handles) when it ends.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
+import subprocess
+import sys
 
 __all__ = ["Burner", "default_burners"]
 
 
-def _spin() -> None:
-    x = 1
-    while True:
-        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+# A bare interpreter (not a multiprocessing child, which would import the
+# caller's main module again).
+_SPIN = "x = 1\nwhile True:\n    x = (x * 1103515245 + 12345) & 0xFFFFFFFF\n"
 
 
 def default_burners(jobs: int = 1) -> int:
@@ -29,23 +29,20 @@ class Burner:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self._procs: list[mp.process.BaseProcess] = []
+        self._procs: list[subprocess.Popen] = []
 
     def __enter__(self) -> Burner:
-        ctx = mp.get_context("spawn")
         for _ in range(self.n):
-            p = ctx.Process(target=_spin, daemon=True)
-            p.start()
-            self._procs.append(p)
+            self._procs.append(subprocess.Popen([sys.executable, "-c", _SPIN]))
         return self
 
     def __exit__(self, *exc: object) -> None:
         for p in self._procs:
             p.terminate()
         for p in self._procs:
-            p.join()
+            p.wait()
         self._procs.clear()
 
     @property
     def running(self) -> int:
-        return sum(1 for p in self._procs if p.is_alive())
+        return sum(1 for p in self._procs if p.poll() is None)

@@ -38,6 +38,7 @@ from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
+from .clock import Clock, CostTable, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .rules import (
@@ -220,21 +221,94 @@ def _dds_deal(
     return d
 
 
+def _dds_prior(key) -> tuple[float, float]:
+    """(typical, worst) seconds of a solve before any was timed: the 95th percentile
+    and the maximum measured on random deals with the other core busy."""
+    kind, tricks = key
+    if kind == "count":
+        return _COUNT_PRIOR.get(tricks, (0.001, 0.005))
+    if kind == "edge":
+        return (0.002, 0.025)
+    return _REACH_PRIOR.get(tricks, (0.001, 0.005))
+
+
+# By tricks left (cards in the longest hand). Yes/no questions ("reach") of
+# targets strictly between 1 and the tricks left; "edge" targets (take one, take
+# all) are much faster.
+_REACH_PRIOR = {
+    13: (0.14, 0.45),
+    12: (0.055, 0.24),
+    11: (0.02, 0.08),
+    10: (0.018, 0.045),
+    9: (0.009, 0.026),
+    8: (0.002, 0.012),
+}
+_COUNT_PRIOR = {
+    13: (0.66, 1.9),
+    12: (0.19, 0.3),
+    11: (0.065, 0.13),
+    10: (0.031, 0.052),
+    9: (0.014, 0.02),
+    8: (0.01, 0.013),
+    7: (0.005, 0.01),
+}
+
+#: What double-dummy solves have cost in this process, by kind and size.
+DDS_COSTS = CostTable(_dds_prior)
+
+
+def _cost_key(hands: list[CardSet], target: int) -> tuple[str, int]:
+    tricks = max(h.bit_count() for h in hands)
+    if target < 0:
+        return ("count", tricks)
+    if target <= 1 or target >= tricks:
+        return ("edge", tricks)
+    return ("reach", tricks)
+
+
+def _solve(d, target: int, solutions: int, fut, key, clock: Clock | None) -> None:
+    """One DDS call, timed; with a clock, only if its estimated cost fits."""
+    if clock is None:
+        with _DDS_LOCK:
+            t0 = time.perf_counter()
+            _dds.SolveBoard(d, target, solutions, 1, fut, 0)
+            DDS_COSTS.record(key, time.perf_counter() - t0)
+        return
+    typical, worst = DDS_COSTS.estimate(key)
+    clock.check(typical, worst)
+    # Another thread's solve may hold the solver: wait only as long as a solve
+    # of this kind could still start and fit.
+    wait = min(clock.left() - typical, clock.limit - time.perf_counter() - worst)
+    if wait <= 0 or not _DDS_LOCK.acquire(timeout=wait):
+        raise OutOfTime
+    try:
+        clock.check(typical, worst)
+        t0 = time.perf_counter()
+        _dds.SolveBoard(d, target, solutions, 1, fut, 0)
+        DDS_COSTS.record(key, time.perf_counter() - t0)
+    finally:
+        _DDS_LOCK.release()
+
+
 def dds_card_tricks(
     hands: list[CardSet],
     trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
     leader: int,
     trump: int,
     mode_optimal_one: bool = False,
+    clock: Clock | None = None,
 ) -> dict[int, int]:
     """Double-dummy tricks (of those left, the current one included) for the side
-    of the seat to play, for each card it may play: ``{card: tricks}``."""
+    of the seat to play, for each card it may play: ``{card: tricks}``.
+
+    With a ``clock``, the solve is started only if its cost (estimated from the
+    solves of the same size so far, :data:`DDS_COSTS`) fits; else
+    :class:`~.clock.OutOfTime` is raised."""
     d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
     solutions = 1 if mode_optimal_one else 3
     target = -1 if mode_optimal_one else 0
-    with _DDS_LOCK:
-        _dds.SolveBoard(d, target, solutions, 1, fut, 0)
+    _solve(d, target, solutions, fut, _cost_key(hands, -1), clock)
     out: dict[int, int] = {}
     for i in range(fut.cards):
         score = fut.score[i]
@@ -252,17 +326,20 @@ def dds_cards_reaching(
     leader: int,
     trump: int,
     target: int,
+    clock: Clock | None = None,
 ) -> CardSet:
     """The cards with which the side of the seat to play can still take ``target``
     of the remaining tricks, double dummy (a set; 0 if none can).
 
     Asking DDS a yes/no question is 3-5 times faster than scoring every card, which
     is what makes enough samples affordable in the first tricks.
+
+    With a ``clock``, a solve that would not fit in its time is not started
+    (:class:`~.clock.OutOfTime`), as in :func:`dds_card_tricks`.
     """
     d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
-    with _DDS_LOCK:
-        _dds.SolveBoard(d, target, 2, 1, fut, 0)
+    _solve(d, target, 2, fut, _cost_key(hands, target), clock)
     out = 0
     for i in range(fut.cards):
         if fut.score[i] < target:
@@ -503,8 +580,18 @@ class HardPlayer(RulePlayer):
         super().__init__(seed)
         self.time_budget = time_budget
 
-    def _deadline(self) -> float:
-        return time.perf_counter() + self.time_budget
+    def act(self, view: SeatView):
+        # The budget counts from the moment the decision is asked for.
+        self._clock = Clock(self.time_budget)
+        return super().act(view)
+
+    def _clock_now(self) -> Clock:
+        """The running decision's clock (a fresh one when a decision method is
+        called directly rather than through :meth:`act`)."""
+        clock = getattr(self, "_clock", None)
+        if clock is None or clock.elapsed() > 2 * self.time_budget + 1.0:
+            clock = self._clock = Clock(self.time_budget)
+        return clock
 
     # -------------------------------------------------------------- play
 
@@ -519,16 +606,15 @@ class HardPlayer(RulePlayer):
         rule = rule_card(state_from_view(view, know))
         if rule not in distinct:
             distinct.append(rule)
-        start = time.perf_counter()
-        deadline = start + self.time_budget
+        clock = self._clock_now()
         prior = self.prior
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
             if not view.tricks and not view.trick and not self.search_opening_lead:
                 return rule
-            totals = self._score_dds(view, know, distinct, deadline)
+            totals = self._score_dds(view, know, distinct, clock)
             prior = self.prior_dds
         else:
-            totals = self._score_playouts(view, know, distinct, deadline)
+            totals = self._score_playouts(view, know, distinct, clock)
         if totals is None:
             return rule
         means, samples = totals
@@ -557,7 +643,7 @@ class HardPlayer(RulePlayer):
         return out
 
     def _score_dds(
-        self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
+        self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock
     ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         side = me % 2
@@ -580,9 +666,12 @@ class HardPlayer(RulePlayer):
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
         weights = 0.0
-        avg = 0.0  # seconds per scored sample
-        while samples < self.max_samples:
+        # Seconds per sample spent outside the solver (drawing, weighing, playouts):
+        # a sample starts only if that and its first solve fit.
+        rest = 0.0
+        while samples < self.max_samples and clock.fits(rest):
             t0 = time.perf_counter()
+            solving = 0.0
             # Importance resampling: draw a few candidate deals, weigh each by how
             # well it explains the plays seen, solve one chosen in proportion to its
             # weight. Candidates are cheap next to a solve in the first tricks.
@@ -610,18 +699,26 @@ class HardPlayer(RulePlayer):
                 r -= w
             weight = total_w / k
             row: dict[Card, float] = {}
+            t1 = time.perf_counter()
+            try:  # a solve that would not fit ends the search (this sample is dropped)
+                if yes_no:
+                    win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
+                    kot_for = 0
+                    if won_them == 0 and win:
+                        kot_for = (
+                            win
+                            if need >= left
+                            else dds_cards_reaching(hands, view.trick, leader, trump, left, clock)
+                        )
+                    safe = -1
+                    if won_us == 0:
+                        safe = dds_cards_reaching(hands, view.trick, leader, trump, 1, clock)
+                else:
+                    tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
+            except OutOfTime:
+                break
+            solving = time.perf_counter() - t1
             if yes_no:
-                win = dds_cards_reaching(hands, view.trick, leader, trump, need)
-                kot_for = 0
-                if won_them == 0 and win:
-                    kot_for = (
-                        win
-                        if need >= left
-                        else dds_cards_reaching(hands, view.trick, leader, trump, left)
-                    )
-                safe = -1
-                if won_us == 0:
-                    safe = dds_cards_reaching(hands, view.trick, leader, trump, 1)
                 for c in cards:
                     bit = 1 << c
                     if win & bit:
@@ -630,7 +727,6 @@ class HardPlayer(RulePlayer):
                         v = -1.0 if safe & bit else -kot_theirs
                     row[c] = v
             else:
-                tricks = dds_card_tricks(hands, view.trick, leader, trump)
                 for c in cards:
                     t = tricks.get(c, 0)
                     ours = won_us + t
@@ -649,10 +745,7 @@ class HardPlayer(RulePlayer):
             rows.append((weight, row))
             weights += weight
             samples += 1
-            now = time.perf_counter()
-            avg += (now - t0 - avg) / samples
-            if now + 0.5 * avg >= deadline:
-                break
+            rest += (time.perf_counter() - t0 - solving - rest) / samples
             if samples >= self.settle_samples and samples % 8 == 0 and _settled(rows, totals):
                 break
         if not samples or weights <= 0:
@@ -660,7 +753,7 @@ class HardPlayer(RulePlayer):
         return ({c: t / weights for c, t in totals.items()}, samples)
 
     def _score_playouts(
-        self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
+        self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock
     ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         n = view.variant.players
@@ -669,7 +762,11 @@ class HardPlayer(RulePlayer):
         totals = dict.fromkeys(cards, 0.0)
         samples = 0
         voids = know.voids
-        while samples < self.max_samples:
+        # A sample (a playout per card, or an exact search of the ending) starts only
+        # if one more of the slowest so far fits.
+        slowest = 0.0
+        while samples < self.max_samples and clock.fits(slowest):
+            t0 = time.perf_counter()
             hands = _view_sample(view, know, self.rng)
             base = SearchMatch.from_view(view, hands)
             if exact:
@@ -684,8 +781,7 @@ class HardPlayer(RulePlayer):
                     playout(m, voids)
                     totals[c] += _hand_value(m, me, before) + 0.01 * m.tricks_won[me]
             samples += 1
-            if time.perf_counter() >= deadline:
-                break
+            slowest = max(slowest, time.perf_counter() - t0)
         return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
 
     # ---------------------------------------------------------- trump
@@ -694,7 +790,7 @@ class HardPlayer(RulePlayer):
         n = view.variant.players
         if n == 2 or self.time_budget <= 0:
             return super().choose_trump(view)
-        deadline = self._deadline()
+        clock = self._clock_now()
         me = view.seat
         assert me is not None
         hand = mask_of(view.hand)
@@ -707,26 +803,28 @@ class HardPlayer(RulePlayer):
         totals = [0.0] * 4
         samples = 0
         avg = 0.0
+        slowest = 0.0  # 3 players: the slowest playout so far
         while samples < 200:
             t0 = time.perf_counter()
             # Deal the rest: our own missing cards too (seat "me" gets a share).
             others = sample_hands(self.rng, -1, 0, unseen, sizes, voids)
             others[me] |= hand
             values = []
-            for s in range(4):
-                values.append(self._trump_value(view, others, s))
-                if time.perf_counter() >= deadline:
-                    break  # drop this unfinished sample (the first too: the rule decides)
-            if len(values) < 4:
+            try:  # a step that would not fit drops this sample (the first too: the rule decides)
+                for s in range(4):
+                    if n != 4:
+                        clock.check(slowest)
+                    t1 = time.perf_counter()
+                    values.append(self._trump_value(view, others, s, clock))
+                    slowest = max(slowest, time.perf_counter() - t1)
+            except OutOfTime:
                 break
             for s in range(4):
                 totals[s] += values[s]
             samples += 1
             now = time.perf_counter()
             avg += (now - t0 - avg) / samples
-            if now + 0.5 * avg >= deadline:
-                break
-            if samples >= 2 and now + avg * (self.min_trump_samples - samples) > deadline:
+            if samples >= 2 and now + avg * (self.min_trump_samples - samples) > clock.deadline:
                 # Too few deals would fit: the rule decides, so stop spending time.
                 # (Full 52-card solves at the trump choice are the slowest of the
                 # hand, 10 ms to over a second each.)
@@ -743,13 +841,16 @@ class HardPlayer(RulePlayer):
             return rule
         return Suit(means.index(best))
 
-    def _trump_value(self, view: SeatView, hands: list[CardSet], trump: int) -> float:
+    def _trump_value(
+        self, view: SeatView, hands: list[CardSet], trump: int, clock: Clock | None = None
+    ) -> float:
         me = view.seat
         assert me is not None
         if view.variant.players == 4:
             # Can the hakem's side take 7 with this trump? (yes/no is several times
             # faster than counting tricks, so more deals fit in the budget)
-            return 1.0 if dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN) else -1.0
+            win = dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN, clock)
+            return 1.0 if win else -1.0
         m = SearchMatch(view.variant, None)
         m.phase = Phase.PLAY
         m.hakem = view.hakem
@@ -772,13 +873,15 @@ class HardPlayer(RulePlayer):
         me = view.seat
         assert me is not None
         know = Knowledge(view)
-        deadline = self._deadline()
+        clock = self._clock_now()
         sizes = list(view.hand_sizes)
         dist = [0] * 14  # tricks taken when playing for tricks
         nil_ok = 0
         samples = 0
         opp_bid = view.bids[1 - me]
-        while samples < 300:
+        slowest = 0.0
+        while samples < 300 and clock.fits(slowest):
+            t0 = time.perf_counter()
             hands = sample_hands(self.rng, me, know.hand, know.unseen, sizes, know.voids)
             for nil in (False, True):
                 m = SearchMatch(view.variant, None)
@@ -800,8 +903,7 @@ class HardPlayer(RulePlayer):
                 else:
                     dist[took] += 1
             samples += 1
-            if time.perf_counter() >= deadline:
-                break
+            slowest = max(slowest, time.perf_counter() - t0)
         if not samples:
             return super().choose_bid(view)
         best_bid, best_val = 1, -1e9
