@@ -92,8 +92,10 @@ class HandRecord:
     kot: bool
     times: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
     #: Decisions over the player's time budget: (0 = A / 1 = B, seconds, what it
-    #: decided, e.g. "trump" or "play 1" for the opening lead's trick).
-    slow: list[tuple[int, float, str]] = field(default_factory=list)
+    #: decided, e.g. "trump" or "play 1" for the opening lead's trick, CPU seconds
+    #: the process got meanwhile: far less than the wall time means the machine
+    #: had no core for it).
+    slow: list[tuple[int, float, str, float]] = field(default_factory=list)
 
 
 def level_budget(level: str, budget: float | None) -> float | None:
@@ -154,13 +156,14 @@ def play_deal(
         seats = [_tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
         m, _ = Match.new(variant, seed)
         times: tuple[list[float], list[float]] = ([], [])
-        slow: list[tuple[int, float, str]] = []
+        slow: list[tuple[int, float, str, float]] = []
         limits = (level_budget(a, budget), level_budget(b, budget))
         ended: HandEnded | None = None
         while ended is None:
             seat = m.turn
             view = m.view(seat)
             t0 = time.perf_counter()
+            c0 = time.process_time()
             action = seats[seat].act(view)
             dt = time.perf_counter() - t0
             who = seating[seat]
@@ -170,7 +173,7 @@ def play_deal(
                 what = str(m.phase)
                 if what == "play":
                     what += f" {len(m.tricks) + 1}"
-                slow.append((who, dt, what))
+                slow.append((who, dt, what, time.process_time() - c0))
             for e in m.apply(seat, action):
                 if isinstance(e, HandEnded):
                     ended = e
@@ -340,15 +343,18 @@ class ArenaResult:
         )
         slow = sorted(
             (
-                (t, what)
+                (t, what, cpu)
                 for r in self.records
-                for w, t, what in r.slow
+                for w, t, what, cpu in r.slow
                 if w == who and t > 1.2 * limit
             ),
             reverse=True,
         )
         if slow:
-            text += "; slowest: " + ", ".join(f"{what} {t / limit:.2f}x" for t, what in slow[:5])
+            text += "; slowest (wall, CPU the process got): " + ", ".join(
+                f"{what} {t / limit:.2f}x" + (f" (CPU {cpu / limit:.2f}x)" if cpu >= 0 else "")
+                for t, what, cpu in slow[:5]
+            )
         return text
 
 
@@ -498,7 +504,9 @@ class RecordWriter:
                     ],
                 }
                 if r.slow:
-                    line["slow"] = [[w, round(t, 6), what] for w, t, what in r.slow]
+                    line["slow"] = [
+                        [w, round(t, 6), what, round(cpu, 6)] for w, t, what, cpu in r.slow
+                    ]
                 f.write(json.dumps(line) + "\n")
 
     def run(self, seed: int, deals: int, seconds: float) -> None:
@@ -548,7 +556,11 @@ def load_records(paths: list[str]) -> ArenaResult:
                         d["winner"],
                         d["kot"],
                         (d["times"][0], d["times"][1]),
-                        [(w, t, what) for w, t, what in d.get("slow", ())],
+                        # Runs saved before the CPU time was kept: -1.
+                        [
+                            (x[0], x[1], x[2], x[3] if len(x) > 3 else -1.0)
+                            for x in d.get("slow", ())
+                        ],
                     )
                 )
     if setting is None:

@@ -2,13 +2,11 @@
 
 A search runs until its time is spent, but some of its steps cannot be stopped
 once started: a double-dummy solve is one call into C that takes from 0.1 ms to
-over a second (52-card deals have a very long tail). So each such step is started
-only when it fits, judged by what steps of its kind have cost in this process:
-
-* its *typical* cost (the 95th percentile of recent calls) must fit before the
-  budget runs out, so a decision ends near its budget;
-* its *worst* cost (the slowest recent call) must fit before a hard limit (1.9 times
-  the budget), so that a decision never takes twice its budget.
+over a second (52-card deals have a very long tail). So each step is started only
+when its *typical* cost (the 90th percentile of recent steps of its kind in this
+process) still fits before the budget runs out; a solve that then overruns is left
+behind at ``give_up`` (see :mod:`.solver`), so one slow solve cannot hold a
+decision much past its budget.
 
 Costs are measured in wall-clock time, so on a busy machine they grow and the
 player starts fewer steps by itself.
@@ -29,15 +27,16 @@ class OutOfTime(Exception):
 
 
 class Clock:
-    """One decision's time: its ``budget`` from now, and a hard limit beyond it."""
+    """One decision's time: its ``budget`` from now."""
 
-    __slots__ = ("budget", "deadline", "limit", "start")
+    __slots__ = ("budget", "deadline", "give_up", "start")
 
-    def __init__(self, budget: float, hard_factor: float = 1.9) -> None:
+    def __init__(self, budget: float, give_up: float = 1.1) -> None:
         self.start = time.perf_counter()
         self.budget = budget
         self.deadline = self.start + budget
-        self.limit = self.start + hard_factor * budget
+        #: A step that runs aside (a solve) is waited for until this, then left.
+        self.give_up = self.start + give_up * budget
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -45,13 +44,12 @@ class Clock:
     def left(self) -> float:
         return self.deadline - time.perf_counter()
 
-    def fits(self, typical: float, worst: float = 0.0) -> bool:
-        """Whether a step of this typical and worst cost can still be started."""
-        now = time.perf_counter()
-        return now + typical <= self.deadline and now + worst <= self.limit
+    def fits(self, cost: float) -> bool:
+        """Whether a step of this typical cost can still be started."""
+        return time.perf_counter() + cost <= self.deadline
 
-    def check(self, typical: float, worst: float = 0.0) -> None:
-        if not self.fits(typical, worst):
+    def check(self, cost: float) -> None:
+        if not self.fits(cost):
             raise OutOfTime
 
 
@@ -64,35 +62,29 @@ class CostTable:
 
     def __init__(
         self,
-        prior: Callable[[Hashable], tuple[float, float]],
+        prior: Callable[[Hashable], float],
+        quantile: float = 0.9,
         window: int = 512,
         trust: int = 32,
-        trust_worst: int = 256,
     ) -> None:
         self._prior = prior
+        self._quantile = quantile
         self._window = window
         self._trust = trust
-        self._trust_worst = trust_worst
         self._seen: dict[Hashable, deque[float]] = {}
-        self._cache: dict[Hashable, tuple[float, float]] = {}
+        self._cache: dict[Hashable, float] = {}
         self._lock = threading.Lock()
 
-    def estimate(self, key: Hashable) -> tuple[float, float]:
-        """(typical, worst) seconds for a step of kind ``key``."""
+    def estimate(self, key: Hashable) -> float:
+        """Typical seconds for a step of kind ``key``: the prior until ``trust``
+        steps were seen, then the quantile of the recent ones."""
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        typical, worst = self._prior(key)
         with self._lock:
             seen = sorted(self._seen.get(key, ()))
         n = len(seen)
-        if n >= self._trust:
-            typical = seen[min(n - 1, int(0.95 * n))]
-        if n >= self._trust_worst:
-            worst = seen[-1]
-        elif n:
-            worst = max(worst, seen[-1])
-        est = (typical, max(typical, worst))
+        est = seen[min(n - 1, int(self._quantile * n))] if n >= self._trust else self._prior(key)
         self._cache[key] = est
         return est
 
@@ -103,11 +95,10 @@ class CostTable:
                 seen = self._seen[key] = deque(maxlen=self._window)
             seen.append(seconds)
             n = len(seen)
-        # Re-estimate on every step while the prior still counts, then from time
-        # to time (sorting the window on every call would cost more than the small
-        # solves it guards), and at once after a step slower than the worst known.
-        cached = self._cache.get(key)
-        if n <= self._trust_worst or n % 16 == 0 or cached is None or seconds > cached[1]:
+        # Re-estimate on every step until the prior is dropped, then from time to
+        # time (sorting the window on every call would cost more than the small
+        # solves it guards).
+        if n <= self._trust or n % 16 == 0:
             self._cache.pop(key, None)
 
     def forget(self) -> None:

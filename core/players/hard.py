@@ -21,14 +21,19 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
   discards and draws use the rules.
 
-Thread safety: all state is per instance except a lock serialising DDS calls (DDS
-keeps per-thread-index scratch memory, and endplay calls it with index 0).
+Time: every decision has a :class:`~.clock.Clock`. Each step that cannot be cut
+short (a solve, a playout sample, an exact ending) starts only if its cost, learnt
+from the steps before it, fits; a solve runs in :mod:`.solver`'s thread and is left
+to finish there if it overruns. Measured under load in RESULTS.md ("The clock").
+
+Thread safety: all state is per instance; DDS calls are serialised through the one
+solver thread (DDS keeps per-thread-index scratch memory, and endplay calls it with
+index 0).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from typing import ClassVar
 
@@ -38,7 +43,7 @@ from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
-from .clock import Clock, CostTable, OutOfTime
+from .clock import Clock, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .rules import (
@@ -48,6 +53,7 @@ from .rules import (
     state_from_match,
     state_from_view,
 )
+from .solver import cost_key, solve
 
 __all__ = [
     "HardPlayer",
@@ -58,8 +64,6 @@ __all__ = [
     "playout",
     "sample_hands",
 ]
-
-_DDS_LOCK = threading.Lock()
 
 
 # ------------------------------------------------------------------ sampling
@@ -221,75 +225,6 @@ def _dds_deal(
     return d
 
 
-def _dds_prior(key) -> tuple[float, float]:
-    """(typical, worst) seconds of a solve before any was timed: the 95th percentile
-    and the maximum measured on random deals with the other core busy."""
-    kind, tricks = key
-    if kind == "count":
-        return _COUNT_PRIOR.get(tricks, (0.001, 0.005))
-    if kind == "edge":
-        return (0.002, 0.025)
-    return _REACH_PRIOR.get(tricks, (0.001, 0.005))
-
-
-# By tricks left (cards in the longest hand). Yes/no questions ("reach") of
-# targets strictly between 1 and the tricks left; "edge" targets (take one, take
-# all) are much faster.
-_REACH_PRIOR = {
-    13: (0.14, 0.45),
-    12: (0.055, 0.24),
-    11: (0.02, 0.08),
-    10: (0.018, 0.045),
-    9: (0.009, 0.026),
-    8: (0.002, 0.012),
-}
-_COUNT_PRIOR = {
-    13: (0.66, 1.9),
-    12: (0.19, 0.3),
-    11: (0.065, 0.13),
-    10: (0.031, 0.052),
-    9: (0.014, 0.02),
-    8: (0.01, 0.013),
-    7: (0.005, 0.01),
-}
-
-#: What double-dummy solves have cost in this process, by kind and size.
-DDS_COSTS = CostTable(_dds_prior)
-
-
-def _cost_key(hands: list[CardSet], target: int) -> tuple[str, int]:
-    tricks = max(h.bit_count() for h in hands)
-    if target < 0:
-        return ("count", tricks)
-    if target <= 1 or target >= tricks:
-        return ("edge", tricks)
-    return ("reach", tricks)
-
-
-def _solve(d, target: int, solutions: int, fut, key, clock: Clock | None) -> None:
-    """One DDS call, timed; with a clock, only if its estimated cost fits."""
-    if clock is None:
-        with _DDS_LOCK:
-            t0 = time.perf_counter()
-            _dds.SolveBoard(d, target, solutions, 1, fut, 0)
-            DDS_COSTS.record(key, time.perf_counter() - t0)
-        return
-    typical, worst = DDS_COSTS.estimate(key)
-    clock.check(typical, worst)
-    # Another thread's solve may hold the solver: wait only as long as a solve
-    # of this kind could still start and fit.
-    wait = min(clock.left() - typical, clock.limit - time.perf_counter() - worst)
-    if wait <= 0 or not _DDS_LOCK.acquire(timeout=wait):
-        raise OutOfTime
-    try:
-        clock.check(typical, worst)
-        t0 = time.perf_counter()
-        _dds.SolveBoard(d, target, solutions, 1, fut, 0)
-        DDS_COSTS.record(key, time.perf_counter() - t0)
-    finally:
-        _DDS_LOCK.release()
-
-
 def dds_card_tricks(
     hands: list[CardSet],
     trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
@@ -308,7 +243,7 @@ def dds_card_tricks(
     fut = _dds.futureTricks()
     solutions = 1 if mode_optimal_one else 3
     target = -1 if mode_optimal_one else 0
-    _solve(d, target, solutions, fut, _cost_key(hands, -1), clock)
+    solve(d, target, solutions, fut, cost_key(hands, -1), clock)
     out: dict[int, int] = {}
     for i in range(fut.cards):
         score = fut.score[i]
@@ -339,7 +274,7 @@ def dds_cards_reaching(
     """
     d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
-    _solve(d, target, 2, fut, _cost_key(hands, target), clock)
+    solve(d, target, 2, fut, cost_key(hands, target), clock)
     out = 0
     for i in range(fut.cards):
         if fut.score[i] < target:
@@ -666,12 +601,12 @@ class HardPlayer(RulePlayer):
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
         weights = 0.0
-        # Seconds per sample spent outside the solver (drawing, weighing, playouts):
-        # a sample starts only if that and its first solve fit.
-        rest = 0.0
-        while samples < self.max_samples and clock.fits(rest):
+        # A sample starts only if one more of the average so far fits; each solve in
+        # it is checked again. (Drawing and weighing candidates and the playouts
+        # take as long as the solves in the first tricks, and longer later.)
+        per_sample = 0.0
+        while samples < self.max_samples and clock.fits(per_sample):
             t0 = time.perf_counter()
-            solving = 0.0
             # Importance resampling: draw a few candidate deals, weigh each by how
             # well it explains the plays seen, solve one chosen in proportion to its
             # weight. Candidates are cheap next to a solve in the first tricks.
@@ -699,7 +634,6 @@ class HardPlayer(RulePlayer):
                 r -= w
             weight = total_w / k
             row: dict[Card, float] = {}
-            t1 = time.perf_counter()
             try:  # a solve that would not fit ends the search (this sample is dropped)
                 if yes_no:
                     win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
@@ -717,7 +651,6 @@ class HardPlayer(RulePlayer):
                     tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
             except OutOfTime:
                 break
-            solving = time.perf_counter() - t1
             if yes_no:
                 for c in cards:
                     bit = 1 << c
@@ -745,7 +678,7 @@ class HardPlayer(RulePlayer):
             rows.append((weight, row))
             weights += weight
             samples += 1
-            rest += (time.perf_counter() - t0 - solving - rest) / samples
+            per_sample += (time.perf_counter() - t0 - per_sample) / samples
             if samples >= self.settle_samples and samples % 8 == 0 and _settled(rows, totals):
                 break
         if not samples or weights <= 0:
@@ -804,7 +737,7 @@ class HardPlayer(RulePlayer):
         samples = 0
         avg = 0.0
         slowest = 0.0  # 3 players: the slowest playout so far
-        while samples < 200:
+        while samples < 200 and clock.fits(avg):
             t0 = time.perf_counter()
             # Deal the rest: our own missing cards too (seat "me" gets a share).
             others = sample_hands(self.rng, -1, 0, unseen, sizes, voids)

@@ -156,11 +156,11 @@ def test_clock_report_relative_to_budget() -> None:
     from core.arena import quantile
 
     times = [0.05] * 97 + [0.11, 0.13, 0.25]
-    rec = HandRecord(1, (0, 1, 0, 1), (1, 0), 0, False, (times, []), [(0, 0.25, "trump")])
+    rec = HandRecord(1, (0, 1, 0, 1), (1, 0), 0, False, (times, []), [(0, 0.25, "trump", 0.2)])
     r = ArenaResult("hard", "normal", 4, False, 1, [rec], 1.0, budget=0.1)
     text = r.clock_report(0, 0.1)
     assert "p50 0.50x" in text and "p99 1.30x" in text and "max 2.50x" in text
     assert "over 1.2x: 2, over 2x: 1 of 100" in text
-    assert "slowest: trump 2.50x" in text
+    assert "trump 2.50x (CPU 2.00x)" in text
     assert quantile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
     assert "relative to the 0.1 s budget" in r.report()
