@@ -605,6 +605,22 @@ def main(argv: list[str] | None = None) -> None:
         help="run N CPU-burning processes beside the run (default: enough to keep "
         "every core busy next to --jobs)",
     )
+    p.add_argument(
+        "--full-matches",
+        type=int,
+        metavar="N",
+        help="play N whole matches to the target instead of duplicate deals and "
+        "report their lengths (core.full_match)",
+    )
+    p.add_argument(
+        "--cap", type=int, default=300, help="--full-matches: stop a match after this many hands"
+    )
+    p.add_argument(
+        "--within",
+        type=int,
+        default=60,
+        help="--full-matches: report the share ended within this many hands",
+    )
     p.add_argument("--progress", action="store_true")
     p.add_argument("--out", help="append every hand to this JSON-lines file")
     p.add_argument(
@@ -647,6 +663,29 @@ def main(argv: list[str] | None = None) -> None:
         )
         return
     players = 2 if args.bidding else args.players
+    if args.full_matches:
+        from .full_match import length_report, run_matches
+
+        load = os.getloadavg()[0]
+        start = time.perf_counter()
+        recs = run_matches(
+            args.a,
+            args.b,
+            args.full_matches,
+            args.seed,
+            players,
+            args.bidding,
+            args.jobs,
+            args.budget,
+            args.cap,
+        )
+        game = "bidding (seed 004)" if args.bidding else f"{players}-player Hokm"
+        print(
+            f"{game}: A={args.a} vs B={args.b}, whole matches from seed {args.seed}, "
+            f"{time.perf_counter() - start:.0f} s, load average {load:.2f} -> {os.getloadavg()[0]:.2f}"
+        )
+        print(length_report(recs, args.within))
+        return
     try:
         settings = parse_settings(args.a_set)
         _tuned(make_player(args.a), settings)

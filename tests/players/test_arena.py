@@ -164,3 +164,14 @@ def test_clock_report_relative_to_budget() -> None:
     assert "trump 2.50x (CPU 2.00x)" in text
     assert quantile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
     assert "relative to the 0.1 s budget" in r.report()
+
+
+def test_normal_bidding_matches_end() -> None:
+    """Normal against normal in the bidding variant: matches to 500 end, and soon
+    (blind nil only as a last chance, not whenever far behind)."""
+    from core.full_match import run_matches
+
+    recs = run_matches("normal", "normal", 100, seed=61000, cap=150)
+    assert all(r.winner is not None for r in recs)
+    assert sum(1 for r in recs if r.hands <= 60) >= 99
+    assert sum(r.blind_nils for r in recs) < sum(r.hands for r in recs) / 10

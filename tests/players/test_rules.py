@@ -172,3 +172,22 @@ def test_bids_nil_only_when_weak() -> None:
     if bid == 0:
         assert not hand >> 8 & 0x1F  # no spade ten or higher
     assert 0 <= bid <= 13
+
+
+def _bidding_view(mine: int, theirs: int):
+    from core.match import Match
+    from core.variant import Variant
+
+    m, _ = Match.new(Variant.bidding(), seed=3)
+    seat = m.turn
+    m.scores[seat], m.scores[1 - seat] = mine, theirs
+    return m.view(seat)
+
+
+def test_blind_nil_only_as_a_last_chance() -> None:
+    from core.players.rules import blind_rule
+
+    assert not blind_rule(_bidding_view(0, 250))  # far behind, but the match goes on
+    assert not blind_rule(_bidding_view(100, 460))  # even +200 would not reach 500
+    assert not blind_rule(_bidding_view(400, 460))  # a plain bid can reach 500
+    assert blind_rule(_bidding_view(330, 470))  # only +200 gets there this hand
