@@ -337,10 +337,18 @@ class ArenaResult:
             f"{name} {quantile(ts, q) / limit:.2f}x"
             for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
         )
+        starved = sum(
+            1
+            for r in self.records
+            for w, t, _, cpu in r.slow
+            if w == who and t > 2 * limit and 0 <= cpu < limit
+        )
         text = (
             f"relative to the {limit:g} s budget: {qs}, max {ts[-1] / limit:.2f}x; "
             f"over 1.2x: {over12}, over 2x: {over2} of {len(ts)}"
         )
+        if starved:
+            text += f" ({starved} of them with less CPU than the budget: no core for the process)"
         slow = sorted(
             (
                 (t, what, cpu)
