@@ -197,8 +197,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"engine / loop: {engine / loop:.2f} (median of the matches: {median:.2f})")
     from .players import make_player
 
-    hands, elapsed = bench_players(make_player("normal", seed=1), args.seconds)
-    print(f"normal (rule-based) self-play: {hands / elapsed:,.0f} 4-player hands/s ({hands} hands)")
+    hands, elapsed = bench_players(make_player("normal0", seed=1), args.seconds)
+    print(
+        f"rule-based (normal0) self-play: {hands / elapsed:,.0f} 4-player hands/s ({hands} hands)"
+    )
     end = os.getloadavg()
     print(
         f"load average (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start, "

@@ -20,8 +20,11 @@ def test_wilson_and_seatings() -> None:
 
 
 def test_normal_beats_random_four_players() -> None:
-    r = run_arena("normal", "random", players=4, deals=150, seed=777)
+    r = run_arena("normal0", "random", players=4, deals=150, seed=777)
     assert r.hands == 300
+    assert r.hand_wins(0) / r.hands > 0.75
+    # Today's normal (rules, corrections, a light look-ahead), on fewer deals.
+    r = run_arena("normal", "random", players=4, deals=25, seed=777)
     assert r.hand_wins(0) / r.hands > 0.75
 
 
@@ -48,13 +51,13 @@ def test_hard_beats_random_four_players() -> None:
 def test_saved_runs_pool_into_one_result(tmp_path) -> None:
     from core.arena import load_records, save_records
 
-    first = run_arena("normal", "random", players=4, deals=6, seed=900)
-    second = run_arena("normal", "random", players=4, deals=4, seed=906)
+    first = run_arena("normal0", "random", players=4, deals=6, seed=900)
+    second = run_arena("normal0", "random", players=4, deals=4, seed=906)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     save_records(str(a), first, 900, None)
     save_records(str(b), second, 906, None)
     pooled = load_records([str(a), str(b)])
-    whole = run_arena("normal", "random", players=4, deals=10, seed=900)
+    whole = run_arena("normal0", "random", players=4, deals=10, seed=900)
     assert pooled.hands == whole.hands == 20
     assert pooled.deals == 10
     assert pooled.hand_wins(0) == whole.hand_wins(0)
@@ -64,7 +67,7 @@ def test_saved_runs_pool_into_one_result(tmp_path) -> None:
     with pytest.raises(ValueError, match="saved twice"):
         load_records([str(a), str(a)])
     other = tmp_path / "c.jsonl"
-    save_records(str(other), run_arena("normal", "easy", players=4, deals=1, seed=950), 950, None)
+    save_records(str(other), run_arena("normal0", "easy", players=4, deals=1, seed=950), 950, None)
     with pytest.raises(ValueError, match="differs"):
         load_records([str(a), str(other)])
 
@@ -72,9 +75,9 @@ def test_saved_runs_pool_into_one_result(tmp_path) -> None:
 def test_settings_of_a_reach_the_player_and_runs_compare_deal_by_deal(tmp_path) -> None:
     from core.arena import load_records, paired_difference, parse_settings, save_records
 
-    # Easy with no random cards is the rule-based player: the same hands, card for card.
+    # Easy with no random cards is the rule-based player (normal0): the same hands.
     plain = run_arena("easy", "random", players=4, deals=20, seed=960, a_set=(("randomness", "0"),))
-    normal = run_arena("normal", "random", players=4, deals=20, seed=960)
+    normal = run_arena("normal0", "random", players=4, deals=20, seed=960)
     assert plain.a == "easy[randomness=0]"
     assert [r.points for r in plain.records] == [r.points for r in normal.records]
     assert paired_difference(plain, normal)[1:] == (0.0, 0.0, 0)
@@ -114,11 +117,11 @@ def test_a_run_cut_off_keeps_the_deals_it_finished(tmp_path) -> None:
             raise KeyboardInterrupt  # the sitting ends midway: no run line is written
 
     with pytest.raises(KeyboardInterrupt):
-        run_arena("normal", "random", players=4, deals=6, seed=950, on_deal=on_deal)
+        run_arena("normal0", "random", players=4, deals=6, seed=950, on_deal=on_deal)
     kept = load_records([path])
     assert seen == [950, 951, 952]
     assert kept.deals == 3 and kept.hands == 6
-    full = run_arena("normal", "random", players=4, deals=3, seed=950)
+    full = run_arena("normal0", "random", players=4, deals=3, seed=950)
     assert [(r.deal, r.seating, r.points, r.winner) for r in kept.records] == [
         (r.deal, r.seating, r.points, r.winner) for r in full.records
     ]
