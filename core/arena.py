@@ -32,12 +32,14 @@ import argparse
 import json
 import math
 import multiprocessing as mp
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .burner import Burner, default_burners
 from .events import HandEnded, HandKind
 from .match import Match
 from .players import ARENA_LEVELS, ComputerPlayer, make_player
@@ -89,6 +91,18 @@ class HandRecord:
     winner: int | None
     kot: bool
     times: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+    #: Decisions over the player's time budget: (0 = A / 1 = B, seconds, what it
+    #: decided, e.g. "trump" or "play 1" for the opening lead's trick, CPU seconds
+    #: the process got meanwhile: far less than the wall time means the machine
+    #: had no core for it).
+    slow: list[tuple[int, float, str, float]] = field(default_factory=list)
+
+
+def level_budget(level: str, budget: float | None) -> float | None:
+    """The seconds per decision a level is given (None: it has no clock)."""
+    if not level.startswith("hard"):
+        return None
+    return 1.0 if budget is None else budget
 
 
 def _variant(players: int, bidding: bool) -> Variant:
@@ -142,13 +156,24 @@ def play_deal(
         seats = [_tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
         m, _ = Match.new(variant, seed)
         times: tuple[list[float], list[float]] = ([], [])
+        slow: list[tuple[int, float, str, float]] = []
+        limits = (level_budget(a, budget), level_budget(b, budget))
         ended: HandEnded | None = None
         while ended is None:
             seat = m.turn
             view = m.view(seat)
             t0 = time.perf_counter()
+            c0 = time.process_time()
             action = seats[seat].act(view)
-            times[seating[seat]].append(time.perf_counter() - t0)
+            dt = time.perf_counter() - t0
+            who = seating[seat]
+            times[who].append(dt)
+            limit = limits[who]
+            if limit is not None and dt > limit:
+                what = str(m.phase)
+                if what == "play":
+                    what += f" {len(m.tricks) + 1}"
+                slow.append((who, dt, what, time.process_time() - c0))
             for e in m.apply(seat, action):
                 if isinstance(e, HandEnded):
                     ended = e
@@ -163,7 +188,7 @@ def play_deal(
         else:
             winner = seating[ended.winner]  # type: ignore[index]
             kot = ended.kind is not HandKind.NORMAL
-        records.append(HandRecord(seed, seating, (pts[0], pts[1]), winner, kot, times))
+        records.append(HandRecord(seed, seating, (pts[0], pts[1]), winner, kot, times, slow))
     return records
 
 
@@ -176,6 +201,12 @@ class ArenaResult:
     deals: int
     records: list[HandRecord]
     seconds: float
+    #: The hard player's budget as given (None: its default).
+    budget: float | None = None
+    #: Burner processes that ran beside the run (0: none).
+    burners: int = 0
+    #: The machine's 1-minute load average when the run started and when it ended.
+    load: tuple[float, float] | None = None
 
     @property
     def hands(self) -> int:
@@ -278,12 +309,67 @@ class ArenaResult:
             ts = sorted(self.times(who))
             if not ts:
                 continue
-            p95 = ts[min(len(ts) - 1, int(0.95 * len(ts)))]
+            p95 = quantile(ts, 0.95)
             lines.append(
                 f"  time per decision, {'AB'[who]}={name}: mean {statistics.fmean(ts) * 1000:.2f} ms, "
                 f"p95 {p95 * 1000:.2f} ms, max {ts[-1] * 1000:.1f} ms ({len(ts)} decisions)"
             )
+            limit = level_budget(name, self.budget)
+            if limit:
+                lines.append("    " + self.clock_report(who, limit))
+        if self.burners or self.load:
+            extra = []
+            if self.burners:
+                extra.append(f"{self.burners} CPU burner process(es) ran beside it")
+            if self.load:
+                extra.append(
+                    f"load average {self.load[0]:.2f} at the start, {self.load[1]:.2f} at the end"
+                )
+            lines.append("  " + "; ".join(extra))
         return "\n".join(lines)
+
+    def clock_report(self, who: int, limit: float) -> str:
+        """Time per decision as multiples of the budget, and what the slowest were."""
+        ts = sorted(self.times(who))
+        over12 = sum(1 for t in ts if t > 1.2 * limit)
+        over2 = sum(1 for t in ts if t > 2 * limit)
+        qs = ", ".join(
+            f"{name} {quantile(ts, q) / limit:.2f}x"
+            for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+        )
+        starved = sum(
+            1
+            for r in self.records
+            for w, t, _, cpu in r.slow
+            if w == who and t > 2 * limit and 0 <= cpu < limit
+        )
+        text = (
+            f"relative to the {limit:g} s budget: {qs}, max {ts[-1] / limit:.2f}x; "
+            f"over 1.2x: {over12}, over 2x: {over2} of {len(ts)}"
+        )
+        if starved:
+            text += f" ({starved} of them with less CPU than the budget: no core for the process)"
+        slow = sorted(
+            (
+                (t, what, cpu)
+                for r in self.records
+                for w, t, what, cpu in r.slow
+                if w == who and t > 1.2 * limit
+            ),
+            reverse=True,
+        )
+        if slow:
+            text += "; slowest (wall, CPU the process got): " + ", ".join(
+                f"{what} {t / limit:.2f}x" + (f" (CPU {cpu / limit:.2f}x)" if cpu >= 0 else "")
+                for t, what, cpu in slow[:5]
+            )
+        return text
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """The ``q`` quantile of an ascending list (nearest rank)."""
+    n = len(sorted_values)
+    return sorted_values[min(n - 1, max(0, math.ceil(q * n) - 1))]
 
 
 def a_label(a: str, a_set: tuple[tuple[str, str], ...]) -> str:
@@ -304,15 +390,42 @@ def run_arena(
     progress: bool = False,
     a_set: tuple[tuple[str, str], ...] = (),
     on_deal: Callable[[list[HandRecord]], None] | None = None,
+    burners: int = 0,
 ) -> ArenaResult:
     """Play ``deals`` duplicate deals from ``seed`` on; ``a_set`` changes settings of
     player A (class attributes such as ``HardPlayer.prior``) to compare variants of
     one level. A tuned A is reported and saved as ``hard[prior=1.5]``. ``on_deal``
     receives each deal's hands as soon as they are played (in deal order), so a
-    long run that is cut off keeps what it played."""
+    long run that is cut off keeps what it played. ``burners`` CPU-burning
+    processes (:mod:`core.burner`) run beside the whole run."""
     _tuned(make_player(a), a_set)  # refuse unknown settings before any play
     tasks = [(a, b, players, bidding, seed + i, budget, a_set) for i in range(deals)]
-    start = time.perf_counter()
+    load_start = os.getloadavg()[0]
+    with Burner(burners):
+        start = time.perf_counter()
+        records = _play_all(tasks, jobs, progress, on_deal)
+        seconds = time.perf_counter() - start
+    return ArenaResult(
+        a_label(a, a_set),
+        b,
+        players,
+        bidding,
+        deals,
+        records,
+        seconds,
+        budget,
+        burners,
+        (load_start, os.getloadavg()[0]),
+    )
+
+
+def _play_all(
+    tasks: list,
+    jobs: int,
+    progress: bool,
+    on_deal: Callable[[list[HandRecord]], None] | None,
+) -> list[HandRecord]:
+    deals = len(tasks)
     records: list[HandRecord] = []
     if jobs <= 1:
         for i, t in enumerate(tasks):
@@ -330,9 +443,7 @@ def run_arena(
                     on_deal(recs)
                 if progress and (i + 1) % 50 == 0:
                     print(f"  {i + 1}/{deals} deals", file=sys.stderr, flush=True)
-    return ArenaResult(
-        a_label(a, a_set), b, players, bidding, deals, records, time.perf_counter() - start
-    )
+    return records
 
 
 def paired_difference(x: ArenaResult, y: ArenaResult) -> tuple[int, float, float, int]:
@@ -371,10 +482,19 @@ class RecordWriter:
     """
 
     def __init__(
-        self, path: str, a: str, b: str, players: int, bidding: bool, budget: float | None
+        self,
+        path: str,
+        a: str,
+        b: str,
+        players: int,
+        bidding: bool,
+        budget: float | None,
+        burners: int = 0,
     ) -> None:
         self.path = path
         self.setting = {"a": a, "b": b, "players": players, "bidding": bidding, "budget": budget}
+        if burners:  # runs under load are never pooled with quiet ones
+            self.setting["burners"] = burners
 
     def hands(self, records: list[HandRecord]) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
@@ -391,6 +511,10 @@ class RecordWriter:
                         [round(t, 6) for t in r.times[1]],
                     ],
                 }
+                if r.slow:
+                    line["slow"] = [
+                        [w, round(t, 6), what, round(cpu, 6)] for w, t, what, cpu in r.slow
+                    ]
                 f.write(json.dumps(line) + "\n")
 
     def run(self, seed: int, deals: int, seconds: float) -> None:
@@ -419,6 +543,7 @@ def load_records(paths: list[str]) -> ArenaResult:
             for raw in f:
                 d = json.loads(raw)
                 here = {k: d[k] for k in ("a", "b", "players", "bidding", "budget")}
+                here["burners"] = d.get("burners", 0)
                 if setting is None:
                     setting = here
                 elif here != setting:
@@ -439,6 +564,11 @@ def load_records(paths: list[str]) -> ArenaResult:
                         d["winner"],
                         d["kot"],
                         (d["times"][0], d["times"][1]),
+                        # Runs saved before the CPU time was kept: -1.
+                        [
+                            (x[0], x[1], x[2], x[3] if len(x) > 3 else -1.0)
+                            for x in d.get("slow", ())
+                        ],
                     )
                 )
     if setting is None:
@@ -452,6 +582,8 @@ def load_records(paths: list[str]) -> ArenaResult:
         len(deals),
         records,
         seconds,
+        setting["budget"],
+        setting.get("burners", 0),
     )
 
 
@@ -470,6 +602,32 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument(
         "--budget", type=float, default=None, help="hard player's seconds per move (default 1.0)"
+    )
+    p.add_argument(
+        "--burner",
+        nargs="?",
+        type=int,
+        const=-1,
+        default=0,
+        metavar="N",
+        help="run N CPU-burning processes beside the run (default: enough to keep "
+        "every core busy next to --jobs)",
+    )
+    p.add_argument(
+        "--full-matches",
+        type=int,
+        metavar="N",
+        help="play N whole matches to the target instead of duplicate deals and "
+        "report their lengths (core.full_match)",
+    )
+    p.add_argument(
+        "--cap", type=int, default=300, help="--full-matches: stop a match after this many hands"
+    )
+    p.add_argument(
+        "--within",
+        type=int,
+        default=60,
+        help="--full-matches: report the share ended within this many hands",
     )
     p.add_argument("--progress", action="store_true")
     p.add_argument("--out", help="append every hand to this JSON-lines file")
@@ -513,15 +671,39 @@ def main(argv: list[str] | None = None) -> None:
         )
         return
     players = 2 if args.bidding else args.players
+    if args.full_matches:
+        from .full_match import length_report, run_matches
+
+        load = os.getloadavg()[0]
+        start = time.perf_counter()
+        recs = run_matches(
+            args.a,
+            args.b,
+            args.full_matches,
+            args.seed,
+            players,
+            args.bidding,
+            args.jobs,
+            args.budget,
+            args.cap,
+        )
+        game = "bidding (seed 004)" if args.bidding else f"{players}-player Hokm"
+        print(
+            f"{game}: A={args.a} vs B={args.b}, whole matches from seed {args.seed}, "
+            f"{time.perf_counter() - start:.0f} s, load average {load:.2f} -> {os.getloadavg()[0]:.2f}"
+        )
+        print(length_report(recs, args.within))
+        return
     try:
         settings = parse_settings(args.a_set)
         _tuned(make_player(args.a), settings)
     except ValueError as e:
         p.error(str(e))
+    burners = default_burners(args.jobs) if args.burner < 0 else args.burner
     writer = None
     if args.out:
         writer = RecordWriter(
-            args.out, a_label(args.a, settings), args.b, players, args.bidding, args.budget
+            args.out, a_label(args.a, settings), args.b, players, args.bidding, args.budget, burners
         )
     result = run_arena(
         args.a,
@@ -535,6 +717,7 @@ def main(argv: list[str] | None = None) -> None:
         args.progress,
         settings,
         on_deal=writer.hands if writer else None,
+        burners=burners,
     )
     if writer:
         writer.run(args.seed, result.deals, result.seconds)

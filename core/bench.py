@@ -2,48 +2,161 @@
 
 ``python -m core.bench`` prints the figures. Random-legal self-play uses the engine's
 legal-move generator and ``push`` (``legal_cards`` + ``push``, as python-chess's
-``legal_moves`` + ``push``), the calls a search makes; the rule-based figure goes
-through ``view`` and ``apply`` with full validation, as a table does.
+``legal_moves`` + ``push``), the calls a search makes. Its yardstick is a minimal
+loop on bit masks (:func:`bitmask_match`) that plays *the same hands*: the same
+decks, trump choices and random cards, so the same tricks (checked before timing).
+The two run in turns in the same process, so load on the machine hits both alike,
+and the ratio engine / loop is printed with the load average. The rule-based figure
+goes through ``view`` and ``apply`` with full validation, as a table does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import statistics
 import time
 
 from .actions import ChooseTrump
+from .cards import SUIT_PATTERNS, Suit
+from .deck import deck_rng, shuffled_deck
 from .match import Match, Phase
 from .players import ComputerPlayer
 from .variant import Variant
 
-__all__ = ["bench_players", "bench_random"]
+__all__ = ["bench_players", "bench_random", "bitmask_match", "engine_match", "same_hands"]
+
+_FOUR = Variant.four()
 
 
-def bench_random(seconds: float = 3.0, seed: int = 1) -> tuple[int, float]:
-    """Random-legal self-play; returns (hands played, elapsed seconds)."""
-    rng = random.Random(seed)
-    rnd = rng.random
-
-    def choice(options):  # random.choice, minus its bounds-checking overhead
-        return options[int(rnd() * len(options))]
-
-    play_phase = Phase.PLAY
+def engine_match(seed: int, tricks: list[tuple[int, ...]] | None = None) -> int:
+    """One match of random-legal self-play through the engine; returns its hands.
+    ``tricks`` receives each hand's tricks per seat."""
+    rnd = random.Random(seed).random
+    play_phase, over = Phase.PLAY, Phase.OVER
+    m = Match(_FOUR, seed=seed)
+    m.start()
+    legal_cards, push = m.legal_cards, m.push
+    suits = tuple(ChooseTrump(s) for s in Suit)
     hands = 0
-    match_seed = seed
-    start = time.perf_counter()
-    deadline = start + seconds
-    while time.perf_counter() < deadline:
-        m = Match(Variant.four(), seed=match_seed)
-        match_seed += 1
-        m.start()
-        while m.phase is not Phase.OVER:
-            m.apply(m.turn, ChooseTrump(choice((0, 1, 2, 3))))
-            while m.phase is play_phase:  # a new hand starts in the trump phase
-                options = m.legal_cards(m.turn)
-                m.push(options[int(rnd() * len(options))])  # a uniformly random legal card
-            hands += 1
-    return hands, time.perf_counter() - start
+    while m.phase is not over:
+        m.apply(m.turn, suits[int(rnd() * 4)])
+        while m.phase is play_phase:  # a new hand starts in the trump phase
+            options = legal_cards()
+            push(options[int(rnd() * len(options))])  # a uniformly random legal card
+        hands += 1
+    if tricks is not None:
+        tricks.extend(tuple(h["tricks"]) for h in m.history)
+    return hands
+
+
+def bitmask_match(seed: int, tricks: list[tuple[int, ...]] | None = None) -> int:
+    """The same match as :func:`engine_match` with nothing but bit masks: first
+    hakem, deals, trump, follow suit, trick winners, hand and match scores (kot 2,
+    hakem-kot 3, to 7 points). The yardstick of the engine's speed."""
+    rnd = random.Random(seed).random
+    patterns = SUIT_PATTERNS
+    s_, h_, d_, c_ = patterns
+
+    def all_cards(hand: int) -> tuple:
+        return (
+            s_[hand & 0x1FFF] + h_[hand >> 13 & 0x1FFF] + d_[hand >> 26 & 0x1FFF] + c_[hand >> 39]
+        )
+
+    seat = deck_rng(seed, "hakem-seat").randrange(4)
+    for card in shuffled_deck(seed, "hakem"):
+        if card % 13 == 12:  # the first ace names the hakem
+            break
+        seat = (seat + 1) & 3
+    hakem = seat
+    scores = [0, 0]
+    hand_no = 0
+    while True:
+        hand_no += 1
+        deck = shuffled_deck(seed, f"hand:{hand_no}")
+        trump = int(rnd() * 4)
+        hands = [0, 0, 0, 0]
+        for i, card in enumerate(deck):  # 5 each from the hakem, then 4 and 4
+            seat = hakem + (i // 5 if i < 20 else (i - 20) // 4) & 3
+            hands[seat] |= 1 << card
+        won = [0, 0, 0, 0]
+        leader = hakem
+        while True:
+            hand = hands[leader]
+            options = all_cards(hand)
+            best = options[int(rnd() * len(options))]
+            hands[leader] = hand ^ 1 << best
+            led = best // 13
+            winner = seat = leader
+            for _ in range(3):
+                seat = (seat + 1) & 3
+                hand = hands[seat]
+                follow = hand >> 13 * led & 0x1FFF
+                options = patterns[led][follow] if follow else all_cards(hand)
+                card = options[int(rnd() * len(options))]
+                hands[seat] = hand ^ 1 << card
+                suit = card // 13
+                if suit == best // 13:
+                    if card > best:
+                        best, winner = card, seat
+                elif suit == trump:
+                    best, winner = card, seat
+            won[winner] += 1
+            leader = winner
+            side = winner & 1
+            if won[side] + won[side + 2] == 7:
+                break
+        if tricks is not None:
+            tricks.append(tuple(won))
+        lost_all = won[1 - side] + won[3 - side] == 0
+        points = (2 if side == hakem & 1 else 3) if lost_all else 1
+        scores[side] += points
+        if scores[side] >= 7:
+            return hand_no
+        if side != hakem & 1:
+            hakem = (hakem + 1) & 3
+
+
+def bench_random(
+    seconds: float = 3.0, seed: int = 1
+) -> tuple[tuple[int, float], tuple[int, float], float]:
+    """Random-legal self-play, the engine and the bit-mask loop playing each match
+    in turn (the same match: the same hands), for about ``seconds`` in all.
+
+    Returns ((engine hands, engine seconds), (loop hands, loop seconds), median of
+    the per-match speed ratios engine / loop). Taking turns match by match, the
+    two meet the same load on a shared machine; the median shrugs off a match
+    that a busy machine slowed down."""
+    clock = time.perf_counter
+    e_time = l_time = 0.0
+    hands = 0
+    ratios = []
+    deadline = clock() + seconds
+    while clock() < deadline:
+        t0 = clock()
+        h = engine_match(seed)
+        t1 = clock()
+        bitmask_match(seed)
+        t2 = clock()
+        e_time += t1 - t0
+        l_time += t2 - t1
+        ratios.append((t2 - t1) / (t1 - t0))
+        hands += h
+        seed += 1
+    return (hands, e_time), (hands, l_time), statistics.median(ratios)
+
+
+def same_hands(matches: int = 30, seed: int = 1) -> bool:
+    """Whether the engine and the bit-mask loop play the same hands, trick for trick."""
+    for s in range(seed, seed + matches):
+        a: list[tuple[int, ...]] = []
+        b: list[tuple[int, ...]] = []
+        engine_match(s, a)
+        bitmask_match(s, b)
+        if a != b:
+            return False
+    return True
 
 
 def bench_players(player: ComputerPlayer, seconds: float = 3.0, seed: int = 1) -> tuple[int, float]:
@@ -68,17 +181,31 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args(argv)
-    hands, elapsed = bench_random(args.seconds)
-    print(f"random-legal self-play: {hands / elapsed:,.0f} 4-player hands/s ({hands} hands)")
-    try:
-        from .players import make_player
-    except ImportError:  # the rule-based player is optional while it is being built
-        return
-    for level in ("normal",):
-        hands, elapsed = bench_players(make_player(level, seed=1), args.seconds)
-        print(
-            f"{level} (rule-based) self-play: {hands / elapsed:,.0f} 4-player hands/s ({hands} hands)"
-        )
+    if not same_hands():
+        raise SystemExit("the engine and the bit-mask loop played different hands")
+    load = os.getloadavg()
+    (eh, et), (lh, lt), median = bench_random(2 * args.seconds)
+    engine, loop = eh / et, lh / lt
+    print(
+        f"random-legal self-play, engine (legal_cards + push): {engine:,.0f} 4-player hands/s "
+        f"({eh} hands)"
+    )
+    print(
+        f"random-legal self-play, bit-mask loop, same hands:    {loop:,.0f} 4-player hands/s "
+        f"({lh} hands)"
+    )
+    print(f"engine / loop: {engine / loop:.2f} (median of the matches: {median:.2f})")
+    from .players import make_player
+
+    hands, elapsed = bench_players(make_player("normal0", seed=1), args.seconds)
+    print(
+        f"rule-based (normal0) self-play: {hands / elapsed:,.0f} 4-player hands/s ({hands} hands)"
+    )
+    end = os.getloadavg()
+    print(
+        f"load average (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start, "
+        f"{end[0]:.2f} {end[1]:.2f} {end[2]:.2f} at the end"
+    )
 
 
 if __name__ == "__main__":

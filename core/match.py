@@ -59,7 +59,7 @@ from .events import (
     TrickWon,
     TrumpChosen,
 )
-from .trick import winning_card
+from .trick import winning_play
 from .variant import Kind, Variant
 
 __all__ = ["FORMAT_VERSION", "Match", "Phase", "SeatView", "TrickRecord"]
@@ -68,6 +68,8 @@ __all__ = ["FORMAT_VERSION", "Match", "Phase", "SeatView", "TrickRecord"]
 FORMAT_VERSION = 1
 
 _SPADES = SUIT_MASKS[Suit.SPADES]
+_S, _H, _D, _C = SUIT_PATTERNS
+_SHIFT = (0, 13, 26, 39)
 _FIRST_DEAL = 5
 _ACE = 12  # card index within a suit
 
@@ -155,6 +157,10 @@ class Match:
         self.n = n
         self._bidding = v.kind is Kind.BIDDING
         self._card_points = v.card_points
+        #: The seat after each seat, and whether a completed trick needs more than
+        #: its winner (spades broken, card points): both read on every card.
+        self._next = tuple((s + 1) % n for s in range(n))
+        self._trick_extras = self._bidding or self._card_points
         self._without = v.removed_two if v.deck_size == 51 else None  # the removed 2
         self.phase = Phase.NEW
         self.order: tuple[int, ...] = tuple(range(n))
@@ -204,19 +210,25 @@ class Match:
     def hand_of(self, seat: int) -> list[Card]:
         return cards_in(self.hands[seat])
 
-    def legal_cards(self, seat: int) -> tuple[Card, ...]:
-        """The cards ``seat`` may play now (empty when it is not its turn)."""
-        if self.phase is not _PLAY or seat != self.turn:
+    def legal_cards(self, seat: int | None = None) -> tuple[Card, ...]:
+        """The cards ``seat`` (by default the seat on turn) may play now, lowest
+        first; empty when it is not its turn."""
+        turn = self.turn
+        if self.phase is not _PLAY or (seat is not None and seat != turn):
             return ()
-        hand = self.hands[seat]
+        hand = self.hands[turn]  # type: ignore[index]
         trick = self.trick
         if trick:
             led = trick[0][1] // 13
-            follow = hand >> (13 * led) & 0x1FFF
-            return SUIT_PATTERNS[led][follow] if follow else cards_in(hand)
-        if self._bidding:
-            return cards_in(self._playable(seat))
-        return cards_in(hand)
+            follow = hand >> _SHIFT[led] & 0x1FFF
+            if follow:
+                return SUIT_PATTERNS[led][follow]
+        elif self._bidding and not self.spades_broken and hand & ~_SPADES:
+            hand &= ~_SPADES  # spades not broken: lead another suit while one is held
+        # cards_in, inlined: this is half of a search's inner loop.
+        return (
+            _S[hand & 0x1FFF] + _H[hand >> 13 & 0x1FFF] + _D[hand >> 26 & 0x1FFF] + _C[hand >> 39]
+        )
 
     def _playable(self, seat: int) -> CardSet:
         hand = self.hands[seat]
@@ -360,31 +372,23 @@ class Match:
         :meth:`legal_cards`. Anything from outside goes through :meth:`apply`."""
         seat: int = self.turn  # type: ignore[assignment]
         self.ply += 1
-        self.hands[seat] ^= 1 << card
+        self.hands[seat] ^= _BITS[card]
         trick = self.trick
         trick.append((seat, card))
         if events is not None:
             events.append(CardPlayed(seat, card))
-        if len(trick) == self.n:
-            self._finish_trick(events)
-        else:
-            self.turn = seat + 1 if seat + 1 < self.n else 0
-
-    # ------------------------------------------------------------- internals
-
-    def _finish_trick(self, events: list[Event] | None) -> None:
-        trick = self.trick
+        if len(trick) < self.n:
+            self.turn = self._next[seat]
+            return
+        # The trick is complete (inlined: a method call per trick is measurable).
         plays = tuple(trick)
-        cards = [c for _, c in plays]
-        winner = plays[cards.index(winning_card(_packed(cards), cards[0] // 13, self.trump))][0]
-        if self._bidding and not self.spades_broken and cards[0] >= 13 and min(cards) < 13:
-            self.spades_broken = True  # a spade went on another suit
+        winner = winning_play(plays, self.trump)[0]
+        if self._trick_extras:
+            self._trick_extras_done(plays, winner)
         won = self.tricks_won
         won[winner] += 1
         # tuple.__new__ skips NamedTuple's Python-level constructor (hot path).
         self.tricks.append(_tuple_new(TrickRecord, (self.leader, plays, winner)))
-        if self._card_points:
-            self.card_points[self.variant.side_of(winner)] += sum(c % 13 + 2 for c in cards)
         self.trick = []
         self.leader = self.turn = winner
         if events is not None:
@@ -394,7 +398,20 @@ class Match:
             return
         result = scoring.hand_result(self)
         if result is not None:
-            self._end_hand(result, events if events is not None else [])
+            self._end_hand(result, events)
+
+    # ------------------------------------------------------------- internals
+
+    def _trick_extras_done(self, plays: tuple[tuple[int, Card], ...], winner: int) -> None:
+        if (
+            self._bidding
+            and not self.spades_broken
+            and plays[0][1] >= 13
+            and any(c < 13 for _, c in plays)
+        ):
+            self.spades_broken = True  # a spade went on another suit
+        if self._card_points:
+            self.card_points[self.variant.side_of(winner)] += sum(c % 13 + 2 for _, c in plays)
 
     def _draw_for_hakem(self, events: list[Event]) -> None:
         """First hakem: deal face up from a random seat until the first ace."""
@@ -429,7 +446,8 @@ class Match:
                 self.order = tuple(order)
             events.append(SeatsArranged(self.order))
 
-    def _start_hand(self, events: list[Event]) -> None:
+    def _start_hand(self, events: list[Event] | None) -> None:
+        """Deal the next hand; ``events`` None: nobody is told (searches, self-play)."""
         n = self.n
         self.hand_no += 1
         self.trump = None
@@ -448,14 +466,16 @@ class Match:
             assert first is not None
             self.dealer = 1 - first
             self.trump = Suit.SPADES
-            events.append(HandStarted(self.hand_no, None, self.dealer, first))
+            if events is not None:
+                events.append(HandStarted(self.hand_no, None, self.dealer, first))
             self.phase = Phase.BLIND
             self.turn = 1 - first  # the second player declares and bids first
             return
         hakem = self.hakem
         assert hakem is not None
         self.dealer = (hakem - 1) % n
-        events.append(HandStarted(self.hand_no, hakem, self.dealer))
+        if events is not None:
+            events.append(HandStarted(self.hand_no, hakem, self.dealer))
         # Only the hakem's five cards are dealt before trump, except with two
         # players, where both take five and the rest is the stock.
         if n == 2:
@@ -463,7 +483,8 @@ class Match:
                 self._deal(seat, _FIRST_DEAL)
         else:
             self._deal(hakem, _FIRST_DEAL)
-        events.append(CardsDealt(self._counts()))
+        if events is not None:
+            events.append(CardsDealt(self._counts()))
         self.phase = Phase.TRUMP
         self.turn = hakem
 
@@ -478,26 +499,22 @@ class Match:
         return tuple(map(int.bit_count, self.hands))
 
     def _choose_trump(self, seat: int, action: ChooseTrump, events: list[Event]) -> None:
-        try:
-            suit = Suit(action.suit)
-        except ValueError:
-            raise IllegalAction(ErrorCode.UNKNOWN_ACTION, "no such suit") from None
+        suit = action.suit
+        if suit.__class__ is not Suit:  # a plain int (or junk) from outside
+            try:
+                suit = Suit(suit)
+            except ValueError:
+                raise IllegalAction(ErrorCode.UNKNOWN_ACTION, "no such suit") from None
         self.trump = suit
         events.append(TrumpChosen(seat, suit))
         if self.n == 2:
             self.phase = Phase.DISCARD
             return
-        # The others' first five, then rounds of four, each round from the hakem.
-        order = self._from(seat)
-        stock, hands, pos = self.stock, self.hands, 0
-        for seat_ in order[1:]:
-            hands[seat_] |= _packed(stock[pos : pos + _FIRST_DEAL])
-            pos += _FIRST_DEAL
-        for _ in range(2 if self.n == 4 else 3):
-            for seat_ in order:
-                hands[seat_] |= _packed(stock[pos : pos + 4])
-                pos += 4
-        self.stock = stock[pos:]
+        stock, hands = self.stock, self.hands
+        bit = _BITS.__getitem__
+        for seat_, start, end in _REST_OF_DEAL[self.n, seat]:
+            hands[seat_] |= sum(map(bit, stock[start:end]))
+        self.stock = stock[end:]
         events.append(CardsDealt(self._counts()))
         self._begin_play(seat)
 
@@ -607,22 +624,23 @@ class Match:
 
     # End of a hand ---------------------------------------------------------
 
-    def _end_hand(self, result: scoring.HandResult, events: list[Event]) -> None:
+    def _end_hand(self, result: scoring.HandResult, events: list[Event] | None) -> None:
         v = self.variant
         for side, p in enumerate(result.points):
             self.scores[side] += p
         self.bags = list(result.bags) if result.bags is not None else self.bags
-        events.append(
-            HandEnded(
-                self.hand_no,
-                result.winner,
-                result.kind,
-                result.points,
-                tuple(self.tricks_won),
-                tuple(self.scores),
-                self.hakem,
+        if events is not None:
+            events.append(
+                HandEnded(
+                    self.hand_no,
+                    result.winner,
+                    result.kind,
+                    result.points,
+                    tuple(self.tricks_won),
+                    tuple(self.scores),
+                    self.hakem,
+                )
             )
-        )
         self.history.append(
             {
                 "hand": self.hand_no,
@@ -639,7 +657,8 @@ class Match:
             self.winner = winner
             self.phase = Phase.OVER
             self.turn = None
-            events.append(MatchEnded(winner, tuple(self.scores)))
+            if events is not None:
+                events.append(MatchEnded(winner, tuple(self.scores)))
             return
         if v.kind is Kind.BIDDING:
             self.first = 1 - self.first  # type: ignore[operator]
@@ -791,6 +810,24 @@ class Match:
 
 
 _BITS = tuple(1 << i for i in range(52))
+
+
+def _rest_of_deal(n: int, hakem: int) -> tuple[tuple[int, int, int], ...]:
+    """Who receives which slice of the stock after trump is named: (seat, start,
+    end): the others' first five, then rounds of four, each from the hakem."""
+    order = [(hakem + i) % n for i in range(n)]
+    sizes = [(s, _FIRST_DEAL) for s in order[1:]]
+    for _ in range(2 if n == 4 else 3):
+        sizes += [(s, 4) for s in order]
+    out = []
+    pos = 0
+    for s, k in sizes:
+        out.append((s, pos, pos + k))
+        pos += k
+    return tuple(out)
+
+
+_REST_OF_DEAL = {(n, h): _rest_of_deal(n, h) for n in (3, 4) for h in range(n)}
 
 
 def _packed(cards: list[Card]) -> CardSet:

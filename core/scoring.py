@@ -52,9 +52,13 @@ def hand_result(match: Match) -> HandResult | None:
         return HandResult(best, HandKind.NORMAL, points, bags)
     if v.players == 3:
         return three_player_result(match.tricks_won, match.hakem, v.tricks_per_hand)
-    side_tricks = [0] * v.sides
-    for seat, t in enumerate(match.tricks_won):
-        side_tricks[v.side_of(seat)] += t
+    won = match.tricks_won
+    if v.players == 4:
+        side_tricks = [won[0] + won[2], won[1] + won[3]]
+    else:
+        side_tricks = [0] * v.sides
+        for seat, t in enumerate(won):
+            side_tricks[v.side_of(seat)] += t
     for side, t in enumerate(side_tricks):
         if t >= TRICKS_TO_WIN:
             hakem_side = v.side_of(match.hakem)  # type: ignore[arg-type]
@@ -64,6 +68,17 @@ def hand_result(match: Match) -> HandResult | None:
 
 def _sided_result(sides: int, winner: int, hakem_side: int, lost_all: bool) -> HandResult:
     """Kot when the hakem's side wins 7-0; hakem-kot when it loses 0-7."""
+    key = (sides, winner, hakem_side, lost_all)
+    result = _SIDED.get(key)
+    if result is None:  # a handful of possible results, each built once
+        result = _SIDED[key] = _new_sided_result(*key)
+    return result
+
+
+_SIDED: dict[tuple[int, int, int, bool], HandResult] = {}
+
+
+def _new_sided_result(sides: int, winner: int, hakem_side: int, lost_all: bool) -> HandResult:
     if lost_all and winner == hakem_side:
         kind, p = HandKind.KOT, KOT_POINTS
     elif lost_all:

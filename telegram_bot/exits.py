@@ -119,7 +119,7 @@ async def abandon(
     game.due_at = None
     game.move += 1
     await repo.save_game(s, game, expected)
-    gtr = await svc.chat_tr(game.chat_id)
+    gtr = await svc.chat_tr(game.chat_id, s)
     why = _reason_text(gtr, reason, name, hours, started)
     if not started:
         await svc.outbox.edit(s, game.chat_id, why, None, slot=repo.table_slot(game.id))
@@ -130,7 +130,7 @@ async def abandon(
     table = [gtr(ENDED_HEAD), "", *render.side_lines(view, names, gtr), "", why]
     await svc.outbox.edit(s, game.chat_id, "\n".join(table), None, slot=repo.table_slot(game.id))
     for uid in game.user_ids():
-        tr = await svc.user_tr(uid)
+        tr = await svc.user_tr(uid, s)
         text = _reason_text(tr, reason, name, hours, started)
         await svc.outbox.edit(s, uid, text, None, slot=repo.hand_slot(game.id, uid))
 
@@ -246,7 +246,7 @@ async def leave(svc: GameService, user: Any) -> Answer:
             else:
                 ended = False
                 await _save_new_move(svc, s, game, match)
-                gtr = await svc.chat_tr(game.chat_id)
+                gtr = await svc.chat_tr(game.chat_id, s)
                 computer = render.player_name(seats[index], index, gtr)
                 await svc.outbox.send(
                     s,
@@ -325,7 +325,7 @@ async def take_over(svc: GameService, game_id: str, user: Any, index: int) -> An
             if index not in _free_seats(game):
                 return Answer(tr("That seat is no longer free."), alert=True)
             match = Match.from_json(game.state)
-            gtr = await svc.chat_tr(game.chat_id)
+            gtr = await svc.chat_tr(game.chat_id, s)
             old_seat = game.seats[index]
             old_name = render.player_name(old_seat, index, gtr)
             seats = [dict(x) for x in game.seats]
@@ -336,7 +336,7 @@ async def take_over(svc: GameService, game_id: str, user: Any, index: int) -> An
             await svc._send_hand(s, game, match, seat, user.id)
             away_uid = old_seat.get("user_id")
             if away_uid:
-                atr = await svc.user_tr(away_uid)
+                atr = await svc.user_tr(away_uid, s)
                 await svc.outbox.edit(
                     s,
                     away_uid,

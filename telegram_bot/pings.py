@@ -73,12 +73,12 @@ async def ping(svc: Any, s: AsyncSession, game: Game, match: Match, seat: int) -
     info = game.seats[match.order[seat]]
     uid = int(info["user_id"])
     if game.chat_id < 0 and game.settings.get("ping_to") == "group":
-        gtr = await svc.chat_tr(game.chat_id)
+        gtr = await svc.chat_tr(game.chat_id, s)
         mention = f'<a href="tg://user?id={uid}">{escape(info.get("name") or "?")}</a>'
         text = render.table_text(game, match, gtr) + "\n\n" + gtr(GROUP_PING).format(name=mention)
         await reposts.repost(svc, s, game, text, render.table_keyboard(game, match, gtr))
     else:
-        tr = await svc.user_tr(uid)
+        tr = await svc.user_tr(uid, s)
         await _post_hand_again(svc, s, game, match, seat, uid, tr(PRIVATE_PING))
     seats = [dict(x) for x in game.seats]
     seats[match.order[seat]]["pinged"] = game.move
@@ -118,7 +118,7 @@ async def _post_hand_again(
     uid: int,
     first_line: str | None = None,
 ) -> None:
-    tr = await svc.user_tr(uid)
+    tr = await svc.user_tr(uid, s)
     text = svc._private_text(game, match, seat, tr)
     if first_line:
         text = first_line + "\n" + text

@@ -145,11 +145,17 @@ class GameService:
 
     # ---------------------------------------------------------------- languages
 
-    async def user_lang(self, user_id: int) -> str:
+    async def user_lang(self, user_id: int, s: AsyncSession | None = None) -> str:
+        """The user's language. Inside a transaction pass its session ``s``: a second
+        connection opened while a SQLite write transaction waits would deadlock with
+        the writers queued behind it once the pool runs dry."""
         lang = self._langs.get(user_id)
         if lang is None:
-            async with self.sessions() as s:
+            if s is not None:
                 user = await repo.get_user(s, user_id)
+            else:
+                async with self.sessions() as own:
+                    user = await repo.get_user(own, user_id)
             if user is None:  # not seen yet: no guess is remembered
                 return "fa"
             lang = user.language or language_from_telegram(user.telegram_language)
@@ -161,12 +167,16 @@ class GameService:
     def forget_lang(self, user_id: int) -> None:
         self._langs.pop(user_id, None)
 
-    async def user_tr(self, user_id: int) -> Translator:
-        return get_translator(await self.user_lang(user_id))
+    async def user_tr(self, user_id: int, s: AsyncSession | None = None) -> Translator:
+        return get_translator(await self.user_lang(user_id, s))
 
-    async def chat_tr(self, chat_id: int) -> Translator:
-        async with self.sessions() as s:
+    async def chat_tr(self, chat_id: int, s: AsyncSession | None = None) -> Translator:
+        """The chat's translator (inside a transaction, pass its session ``s``)."""
+        if s is not None:
             chat = await repo.get_chat(s, chat_id)
+        else:
+            async with self.sessions() as own:
+                chat = await repo.get_chat(own, chat_id)
         return get_translator(chat.language if chat else "fa")
 
     # ------------------------------------------------------------------- lobby
@@ -354,7 +364,7 @@ class GameService:
         return Answer(tr("The game starts!"))
 
     async def _send_hand(self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int) -> None:
-        tr = await self.user_tr(uid)
+        tr = await self.user_tr(uid, s)
         await self.outbox.send(
             s,
             uid,
@@ -611,9 +621,9 @@ class GameService:
             player.level = level
             self._players[key] = player
         view = match.view(seat)
-        if level in POOLED_LEVELS and self.thinkers is not None:
-            return await self.thinkers.act(level, self.config.think_seconds, view)
-        if level == "hard":
+        if level in POOLED_LEVELS:
+            if self.thinkers is not None:
+                return await self.thinkers.act(level, self.config.think_seconds, view)
             return await asyncio.to_thread(player.act, view)
         return player.act(view)
 
@@ -690,7 +700,7 @@ class GameService:
         self, s: AsyncSession, game: Game, match: Match, events: list[Event]
     ) -> None:
         """Decide, in the move's transaction, what every chat of the game shows now."""
-        gtr = await self.chat_tr(game.chat_id)
+        gtr = await self.chat_tr(game.chat_id, s)
         table = render.table_text(game, match, gtr)
         keyboard = render.table_keyboard(game, match, gtr)
         repost = reposts.due(self, game, match, events)
@@ -713,7 +723,7 @@ class GameService:
             uid = game.seats[match.order[seat]].get("user_id")
             if not uid or not (everyone or seat == match.turn or seat in acted):
                 continue
-            tr = await self.user_tr(uid)
+            tr = await self.user_tr(uid, s)
             await self.outbox.edit(
                 s,
                 uid,
@@ -759,7 +769,7 @@ class GameService:
             seat = _seat_of(game, match, user_id)
             if seat is None:
                 return
-            tr = await self.user_tr(user_id)
+            tr = await self.user_tr(user_id, s)
             await self.outbox.edit(
                 s,
                 user_id,

@@ -24,9 +24,10 @@ from core import Action, SeatView
 
 __all__ = ["POOLED_LEVELS", "Thinkers", "default_processes"]
 
-#: Levels whose moves go to the pool; the others answer in microseconds, less than
-#: sending the view to another process would cost.
-POOLED_LEVELS = frozenset({"hard"})
+#: Levels whose moves go to the pool: those that search (hard) or sample playouts
+#: (normal, about 25 ms a move for 4 players); easy answers in microseconds, less
+#: than sending the view to another process would cost.
+POOLED_LEVELS = frozenset({"hard", "normal"})
 
 #: Workers run this much nicer than the bot, so presses are answered first.
 NICENESS = 5

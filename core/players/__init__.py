@@ -22,8 +22,10 @@ __all__ = [
 
 #: The lobby's levels, weakest first.
 LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
-#: Every player the arena can seat: the lobby's levels and the "bare" yardstick.
-ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare")
+#: Every player the arena can seat: the lobby's levels and two yardsticks, "bare"
+#: (the issue's bare rule set) and "normal0" (the rule player as "normal" was before
+#: its measured corrections, :mod:`.normal`).
+ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare", "normal0")
 
 
 def make_player(
@@ -36,6 +38,10 @@ def make_player(
     if level == "easy":
         return EasyPlayer(seed)
     if level == "normal":
+        from .normal import NormalPlayer
+
+        return NormalPlayer(seed)
+    if level == "normal0":
         return RulePlayer(seed)
     if level == "bare":
         from .bare import BarePlayer

@@ -21,14 +21,19 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
   discards and draws use the rules.
 
-Thread safety: all state is per instance except a lock serialising DDS calls (DDS
-keeps per-thread-index scratch memory, and endplay calls it with index 0).
+Time: every decision has a :class:`~.clock.Clock`. Each step that cannot be cut
+short (a solve, a playout sample, an exact ending) starts only if its cost, learnt
+from the steps before it, fits; a solve runs in :mod:`.solver`'s thread and is left
+to finish there if it overruns. Measured under load in RESULTS.md ("The clock").
+
+Thread safety: all state is per instance; DDS calls are serialised through the one
+solver thread (DDS keeps per-thread-index scratch memory, and endplay calls it with
+index 0).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from typing import ClassVar
 
@@ -38,6 +43,7 @@ from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
+from .clock import Clock, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .rules import (
@@ -47,6 +53,7 @@ from .rules import (
     state_from_match,
     state_from_view,
 )
+from .solver import cost_key, solve
 
 __all__ = [
     "HardPlayer",
@@ -57,8 +64,6 @@ __all__ = [
     "playout",
     "sample_hands",
 ]
-
-_DDS_LOCK = threading.Lock()
 
 
 # ------------------------------------------------------------------ sampling
@@ -226,15 +231,19 @@ def dds_card_tricks(
     leader: int,
     trump: int,
     mode_optimal_one: bool = False,
+    clock: Clock | None = None,
 ) -> dict[int, int]:
     """Double-dummy tricks (of those left, the current one included) for the side
-    of the seat to play, for each card it may play: ``{card: tricks}``."""
+    of the seat to play, for each card it may play: ``{card: tricks}``.
+
+    With a ``clock``, the solve is started only if its cost (estimated from the
+    solves of the same size so far, :data:`DDS_COSTS`) fits; else
+    :class:`~.clock.OutOfTime` is raised."""
     d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
     solutions = 1 if mode_optimal_one else 3
     target = -1 if mode_optimal_one else 0
-    with _DDS_LOCK:
-        _dds.SolveBoard(d, target, solutions, 1, fut, 0)
+    solve(d, target, solutions, fut, cost_key(hands, -1), clock)
     out: dict[int, int] = {}
     for i in range(fut.cards):
         score = fut.score[i]
@@ -252,17 +261,20 @@ def dds_cards_reaching(
     leader: int,
     trump: int,
     target: int,
+    clock: Clock | None = None,
 ) -> CardSet:
     """The cards with which the side of the seat to play can still take ``target``
     of the remaining tricks, double dummy (a set; 0 if none can).
 
     Asking DDS a yes/no question is 3-5 times faster than scoring every card, which
     is what makes enough samples affordable in the first tricks.
+
+    With a ``clock``, a solve that would not fit in its time is not started
+    (:class:`~.clock.OutOfTime`), as in :func:`dds_card_tricks`.
     """
     d = _dds_deal(hands, trick, leader, trump)
     fut = _dds.futureTricks()
-    with _DDS_LOCK:
-        _dds.SolveBoard(d, target, 2, 1, fut, 0)
+    solve(d, target, 2, fut, cost_key(hands, target), clock)
     out = 0
     for i in range(fut.cards):
         if fut.score[i] < target:
@@ -503,8 +515,18 @@ class HardPlayer(RulePlayer):
         super().__init__(seed)
         self.time_budget = time_budget
 
-    def _deadline(self) -> float:
-        return time.perf_counter() + self.time_budget
+    def act(self, view: SeatView):
+        # The budget counts from the moment the decision is asked for.
+        self._clock = Clock(self.time_budget)
+        return super().act(view)
+
+    def _clock_now(self) -> Clock:
+        """The running decision's clock (a fresh one when a decision method is
+        called directly rather than through :meth:`act`)."""
+        clock = getattr(self, "_clock", None)
+        if clock is None or clock.elapsed() > 2 * self.time_budget + 1.0:
+            clock = self._clock = Clock(self.time_budget)
+        return clock
 
     # -------------------------------------------------------------- play
 
@@ -519,16 +541,15 @@ class HardPlayer(RulePlayer):
         rule = rule_card(state_from_view(view, know))
         if rule not in distinct:
             distinct.append(rule)
-        start = time.perf_counter()
-        deadline = start + self.time_budget
+        clock = self._clock_now()
         prior = self.prior
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
             if not view.tricks and not view.trick and not self.search_opening_lead:
                 return rule
-            totals = self._score_dds(view, know, distinct, deadline)
+            totals = self._score_dds(view, know, distinct, clock)
             prior = self.prior_dds
         else:
-            totals = self._score_playouts(view, know, distinct, deadline)
+            totals = self._score_playouts(view, know, distinct, clock)
         if totals is None:
             return rule
         means, samples = totals
@@ -557,7 +578,7 @@ class HardPlayer(RulePlayer):
         return out
 
     def _score_dds(
-        self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
+        self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock
     ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         side = me % 2
@@ -580,8 +601,11 @@ class HardPlayer(RulePlayer):
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
         weights = 0.0
-        avg = 0.0  # seconds per scored sample
-        while samples < self.max_samples:
+        # A sample starts only if one more of the average so far fits; each solve in
+        # it is checked again. (Drawing and weighing candidates and the playouts
+        # take as long as the solves in the first tricks, and longer later.)
+        per_sample = 0.0
+        while samples < self.max_samples and clock.fits(per_sample):
             t0 = time.perf_counter()
             # Importance resampling: draw a few candidate deals, weigh each by how
             # well it explains the plays seen, solve one chosen in proportion to its
@@ -610,18 +634,24 @@ class HardPlayer(RulePlayer):
                 r -= w
             weight = total_w / k
             row: dict[Card, float] = {}
+            try:  # a solve that would not fit ends the search (this sample is dropped)
+                if yes_no:
+                    win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
+                    kot_for = 0
+                    if won_them == 0 and win:
+                        kot_for = (
+                            win
+                            if need >= left
+                            else dds_cards_reaching(hands, view.trick, leader, trump, left, clock)
+                        )
+                    safe = -1
+                    if won_us == 0:
+                        safe = dds_cards_reaching(hands, view.trick, leader, trump, 1, clock)
+                else:
+                    tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
+            except OutOfTime:
+                break
             if yes_no:
-                win = dds_cards_reaching(hands, view.trick, leader, trump, need)
-                kot_for = 0
-                if won_them == 0 and win:
-                    kot_for = (
-                        win
-                        if need >= left
-                        else dds_cards_reaching(hands, view.trick, leader, trump, left)
-                    )
-                safe = -1
-                if won_us == 0:
-                    safe = dds_cards_reaching(hands, view.trick, leader, trump, 1)
                 for c in cards:
                     bit = 1 << c
                     if win & bit:
@@ -630,7 +660,6 @@ class HardPlayer(RulePlayer):
                         v = -1.0 if safe & bit else -kot_theirs
                     row[c] = v
             else:
-                tricks = dds_card_tricks(hands, view.trick, leader, trump)
                 for c in cards:
                     t = tricks.get(c, 0)
                     ours = won_us + t
@@ -649,10 +678,7 @@ class HardPlayer(RulePlayer):
             rows.append((weight, row))
             weights += weight
             samples += 1
-            now = time.perf_counter()
-            avg += (now - t0 - avg) / samples
-            if now + 0.5 * avg >= deadline:
-                break
+            per_sample += (time.perf_counter() - t0 - per_sample) / samples
             if samples >= self.settle_samples and samples % 8 == 0 and _settled(rows, totals):
                 break
         if not samples or weights <= 0:
@@ -660,7 +686,7 @@ class HardPlayer(RulePlayer):
         return ({c: t / weights for c, t in totals.items()}, samples)
 
     def _score_playouts(
-        self, view: SeatView, know: Knowledge, cards: list[Card], deadline: float
+        self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock
     ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         n = view.variant.players
@@ -669,7 +695,11 @@ class HardPlayer(RulePlayer):
         totals = dict.fromkeys(cards, 0.0)
         samples = 0
         voids = know.voids
-        while samples < self.max_samples:
+        # A sample (a playout per card, or an exact search of the ending) starts only
+        # if one more of the slowest so far fits.
+        slowest = 0.0
+        while samples < self.max_samples and clock.fits(slowest):
+            t0 = time.perf_counter()
             hands = _view_sample(view, know, self.rng)
             base = SearchMatch.from_view(view, hands)
             if exact:
@@ -684,8 +714,7 @@ class HardPlayer(RulePlayer):
                     playout(m, voids)
                     totals[c] += _hand_value(m, me, before) + 0.01 * m.tricks_won[me]
             samples += 1
-            if time.perf_counter() >= deadline:
-                break
+            slowest = max(slowest, time.perf_counter() - t0)
         return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
 
     # ---------------------------------------------------------- trump
@@ -694,7 +723,7 @@ class HardPlayer(RulePlayer):
         n = view.variant.players
         if n == 2 or self.time_budget <= 0:
             return super().choose_trump(view)
-        deadline = self._deadline()
+        clock = self._clock_now()
         me = view.seat
         assert me is not None
         hand = mask_of(view.hand)
@@ -707,26 +736,28 @@ class HardPlayer(RulePlayer):
         totals = [0.0] * 4
         samples = 0
         avg = 0.0
-        while samples < 200:
+        slowest = 0.0  # 3 players: the slowest playout so far
+        while samples < 200 and clock.fits(avg):
             t0 = time.perf_counter()
             # Deal the rest: our own missing cards too (seat "me" gets a share).
             others = sample_hands(self.rng, -1, 0, unseen, sizes, voids)
             others[me] |= hand
             values = []
-            for s in range(4):
-                values.append(self._trump_value(view, others, s))
-                if time.perf_counter() >= deadline:
-                    break  # drop this unfinished sample (the first too: the rule decides)
-            if len(values) < 4:
+            try:  # a step that would not fit drops this sample (the first too: the rule decides)
+                for s in range(4):
+                    if n != 4:
+                        clock.check(slowest)
+                    t1 = time.perf_counter()
+                    values.append(self._trump_value(view, others, s, clock))
+                    slowest = max(slowest, time.perf_counter() - t1)
+            except OutOfTime:
                 break
             for s in range(4):
                 totals[s] += values[s]
             samples += 1
             now = time.perf_counter()
             avg += (now - t0 - avg) / samples
-            if now + 0.5 * avg >= deadline:
-                break
-            if samples >= 2 and now + avg * (self.min_trump_samples - samples) > deadline:
+            if samples >= 2 and now + avg * (self.min_trump_samples - samples) > clock.deadline:
                 # Too few deals would fit: the rule decides, so stop spending time.
                 # (Full 52-card solves at the trump choice are the slowest of the
                 # hand, 10 ms to over a second each.)
@@ -743,13 +774,16 @@ class HardPlayer(RulePlayer):
             return rule
         return Suit(means.index(best))
 
-    def _trump_value(self, view: SeatView, hands: list[CardSet], trump: int) -> float:
+    def _trump_value(
+        self, view: SeatView, hands: list[CardSet], trump: int, clock: Clock | None = None
+    ) -> float:
         me = view.seat
         assert me is not None
         if view.variant.players == 4:
             # Can the hakem's side take 7 with this trump? (yes/no is several times
             # faster than counting tricks, so more deals fit in the budget)
-            return 1.0 if dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN) else -1.0
+            win = dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN, clock)
+            return 1.0 if win else -1.0
         m = SearchMatch(view.variant, None)
         m.phase = Phase.PLAY
         m.hakem = view.hakem
@@ -772,13 +806,15 @@ class HardPlayer(RulePlayer):
         me = view.seat
         assert me is not None
         know = Knowledge(view)
-        deadline = self._deadline()
+        clock = self._clock_now()
         sizes = list(view.hand_sizes)
         dist = [0] * 14  # tricks taken when playing for tricks
         nil_ok = 0
         samples = 0
         opp_bid = view.bids[1 - me]
-        while samples < 300:
+        slowest = 0.0
+        while samples < 300 and clock.fits(slowest):
+            t0 = time.perf_counter()
             hands = sample_hands(self.rng, me, know.hand, know.unseen, sizes, know.voids)
             for nil in (False, True):
                 m = SearchMatch(view.variant, None)
@@ -800,8 +836,7 @@ class HardPlayer(RulePlayer):
                 else:
                     dist[took] += 1
             samples += 1
-            if time.perf_counter() >= deadline:
-                break
+            slowest = max(slowest, time.perf_counter() - t0)
         if not samples:
             return super().choose_bid(view)
         best_bid, best_val = 1, -1e9

@@ -113,8 +113,15 @@ async def test_a_stale_press_is_answered_while_its_game_is_busy(emu, runner):
         await table.step(strategies)
     await runner.settle()
     game = await table.game()
-    lock = runner.service._locks[game.id]
-    await lock.acquire()  # the game is busy (a computer thinking, a slow database)
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def busy() -> None:  # the game is busy (a computer thinking, a slow database)
+        async with runner.service._locks[game.id]:
+            held.set()
+            await release.wait()
+
+    holder = asyncio.create_task(busy())
+    await held.wait()
     try:
         handles = []
         for person in people:
@@ -128,7 +135,8 @@ async def test_a_stale_press_is_answered_while_its_game_is_busy(emu, runner):
         # the bot would stop making progress and this wait would fail.
         await emu.wait_until(lambda: all(h.answered for h in handles), timeout=10)
     finally:
-        lock.release()
+        release.set()
+        await holder
     await runner.settle()
     for h in handles:
         assert h.answer.show_alert and "earlier" in h.answer.text

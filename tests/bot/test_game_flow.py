@@ -75,11 +75,12 @@ async def _full_persian_match(emu, runner):
     table = Table(emu, runner, group, people)
     game = await table.game()
     match = Match.from_json(game.state)
-    # Team of seats 0 and 2 plays well, the other side throws its lowest cards.
+    # Team of seats 0 and 2 plays well (the plain rule player, normal0, with which
+    # the kot and hakem-kot were checked), the other side throws its lowest cards.
     strategies = {}
     for seat in range(4):
         uid = game.seats[match.order[seat]]["user_id"]
-        strategies[uid] = by_level("normal", seed=seat) if seat % 2 == 0 else lowest_card
+        strategies[uid] = by_level("normal0", seed=seat) if seat % 2 == 0 else lowest_card
     await table.play_out(strategies)
     await runner.settle()
 

@@ -78,7 +78,7 @@ def _humans_turn(table: Table, user):
     return check
 
 
-async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, monkeypatch):
+async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, monkeypatch, caplog):
     gate = tmp_path / "gate"
     waiting = tmp_path / "gate.waiting"
     monkeypatch.setenv("HOKM_TEST_GATE", str(gate))
@@ -101,7 +101,11 @@ async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, mo
                 assert not answer.show_alert, answer
             return waiting.exists()
 
-        await _until(thinking, "a hard move handed to the pool")
+        try:
+            await _until(thinking, "a hard move handed to the pool")
+        except AssertionError as exc:
+            errors = [r.getMessage() + str(r.exc_info) for r in caplog.records if r.exc_info]
+            raise AssertionError(f"{exc}; errors logged: {errors}") from None
         move_a = (await table_a.game()).move
 
         # Table B (normal computers, in this process) is served meanwhile.

@@ -20,8 +20,11 @@ def test_wilson_and_seatings() -> None:
 
 
 def test_normal_beats_random_four_players() -> None:
-    r = run_arena("normal", "random", players=4, deals=150, seed=777)
+    r = run_arena("normal0", "random", players=4, deals=150, seed=777)
     assert r.hands == 300
+    assert r.hand_wins(0) / r.hands > 0.75
+    # Today's normal (rules, corrections, a light look-ahead), on fewer deals.
+    r = run_arena("normal", "random", players=4, deals=25, seed=777)
     assert r.hand_wins(0) / r.hands > 0.75
 
 
@@ -48,13 +51,13 @@ def test_hard_beats_random_four_players() -> None:
 def test_saved_runs_pool_into_one_result(tmp_path) -> None:
     from core.arena import load_records, save_records
 
-    first = run_arena("normal", "random", players=4, deals=6, seed=900)
-    second = run_arena("normal", "random", players=4, deals=4, seed=906)
+    first = run_arena("normal0", "random", players=4, deals=6, seed=900)
+    second = run_arena("normal0", "random", players=4, deals=4, seed=906)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     save_records(str(a), first, 900, None)
     save_records(str(b), second, 906, None)
     pooled = load_records([str(a), str(b)])
-    whole = run_arena("normal", "random", players=4, deals=10, seed=900)
+    whole = run_arena("normal0", "random", players=4, deals=10, seed=900)
     assert pooled.hands == whole.hands == 20
     assert pooled.deals == 10
     assert pooled.hand_wins(0) == whole.hand_wins(0)
@@ -64,7 +67,7 @@ def test_saved_runs_pool_into_one_result(tmp_path) -> None:
     with pytest.raises(ValueError, match="saved twice"):
         load_records([str(a), str(a)])
     other = tmp_path / "c.jsonl"
-    save_records(str(other), run_arena("normal", "easy", players=4, deals=1, seed=950), 950, None)
+    save_records(str(other), run_arena("normal0", "easy", players=4, deals=1, seed=950), 950, None)
     with pytest.raises(ValueError, match="differs"):
         load_records([str(a), str(other)])
 
@@ -72,9 +75,9 @@ def test_saved_runs_pool_into_one_result(tmp_path) -> None:
 def test_settings_of_a_reach_the_player_and_runs_compare_deal_by_deal(tmp_path) -> None:
     from core.arena import load_records, paired_difference, parse_settings, save_records
 
-    # Easy with no random cards is the rule-based player: the same hands, card for card.
+    # Easy with no random cards is the rule-based player (normal0): the same hands.
     plain = run_arena("easy", "random", players=4, deals=20, seed=960, a_set=(("randomness", "0"),))
-    normal = run_arena("normal", "random", players=4, deals=20, seed=960)
+    normal = run_arena("normal0", "random", players=4, deals=20, seed=960)
     assert plain.a == "easy[randomness=0]"
     assert [r.points for r in plain.records] == [r.points for r in normal.records]
     assert paired_difference(plain, normal)[1:] == (0.0, 0.0, 0)
@@ -114,11 +117,11 @@ def test_a_run_cut_off_keeps_the_deals_it_finished(tmp_path) -> None:
             raise KeyboardInterrupt  # the sitting ends midway: no run line is written
 
     with pytest.raises(KeyboardInterrupt):
-        run_arena("normal", "random", players=4, deals=6, seed=950, on_deal=on_deal)
+        run_arena("normal0", "random", players=4, deals=6, seed=950, on_deal=on_deal)
     kept = load_records([path])
     assert seen == [950, 951, 952]
     assert kept.deals == 3 and kept.hands == 6
-    full = run_arena("normal", "random", players=4, deals=3, seed=950)
+    full = run_arena("normal0", "random", players=4, deals=3, seed=950)
     assert [(r.deal, r.seating, r.points, r.winner) for r in kept.records] == [
         (r.deal, r.seating, r.points, r.winner) for r in full.records
     ]
@@ -141,3 +144,37 @@ def test_four_player_report_splits_hands_by_role() -> None:
     text = r.report()
     assert "as the hakem's side: 2/2 = 100.0%; as defenders: 1/2 = 50.0%" in text
     assert "won twice by A: 1, split: 1, won twice by B: 0" in text
+
+
+def test_burner_starts_and_stops_its_processes() -> None:
+    from core.burner import Burner
+
+    with Burner(1) as b:
+        assert b.running == 1
+        procs = list(b._procs)
+    assert all(p.poll() is not None for p in procs)
+
+
+def test_clock_report_relative_to_budget() -> None:
+    from core.arena import quantile
+
+    times = [0.05] * 97 + [0.11, 0.13, 0.25]
+    rec = HandRecord(1, (0, 1, 0, 1), (1, 0), 0, False, (times, []), [(0, 0.25, "trump", 0.2)])
+    r = ArenaResult("hard", "normal", 4, False, 1, [rec], 1.0, budget=0.1)
+    text = r.clock_report(0, 0.1)
+    assert "p50 0.50x" in text and "p99 1.30x" in text and "max 2.50x" in text
+    assert "over 1.2x: 2, over 2x: 1 of 100" in text
+    assert "trump 2.50x (CPU 2.00x)" in text
+    assert quantile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
+    assert "relative to the 0.1 s budget" in r.report()
+
+
+def test_normal_bidding_matches_end() -> None:
+    """Normal against normal in the bidding variant: matches to 500 end, and soon
+    (blind nil only as a last chance, not whenever far behind)."""
+    from core.full_match import run_matches
+
+    recs = run_matches("normal", "normal", 100, seed=61000, cap=150)
+    assert all(r.winner is not None for r in recs)
+    assert sum(1 for r in recs if r.hands <= 60) >= 99
+    assert sum(r.blind_nils for r in recs) < sum(r.hands for r in recs) / 10

@@ -70,5 +70,5 @@ def test_always_legal_over_random_matches() -> None:
 
 
 def test_normal_beats_the_bare_rule_set() -> None:
-    r = run_arena("normal", "bare", players=4, deals=300, seed=7, jobs=1)
+    r = run_arena("normal0", "bare", players=4, deals=300, seed=7, jobs=1)
     assert r.hand_wins(0) > 0.55

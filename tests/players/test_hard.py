@@ -23,7 +23,7 @@ def _random_position(v: Variant, seed: int, plays: int) -> Match:
     """Random legal play to ``plays`` cards into the first hand."""
     rng = random.Random(seed)
     m, _ = Match.new(v, seed)
-    p = make_player("normal", seed=seed)
+    p = make_player("normal0", seed=seed)
     while m.phase is not Phase.PLAY:
         m.apply(m.turn, p.act(m.view(m.turn)))
     for _ in range(plays):

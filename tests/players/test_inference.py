@@ -18,7 +18,7 @@ from core.variant import Variant
 
 def _rule_game(seed: int, plays: int) -> Match:
     m, _ = Match.new(Variant.four(), seed)
-    p = make_player("normal", seed=seed)
+    p = make_player("normal0", seed=seed)
     while m.phase is not Phase.PLAY:
         m.apply(m.turn, p.act(m.view(m.turn)))
     for _ in range(plays):

@@ -13,7 +13,7 @@ from core.variant import Variant
 from .helpers import cards, position
 
 
-def play(m, level: str = "normal"):
+def play(m, level: str = "normal0"):
     view = m.view(m.turn)
     action = make_player(level, seed=1).act(view)
     assert isinstance(action, PlayCard)
@@ -116,7 +116,7 @@ def test_trump_choice_length_and_strength() -> None:
 
 def test_two_player_discards_keep_trump_and_high_cards() -> None:
     m, _ = Match.new(Variant.two(), seed=3)
-    p = make_player("normal", seed=1)
+    p = make_player("normal0", seed=1)
     hakem = m.turn
     m.apply(hakem, p.act(m.view(hakem)))
     trump = m.trump
@@ -132,7 +132,7 @@ def test_two_player_discards_keep_trump_and_high_cards() -> None:
 
 def test_keep_or_discard_draw() -> None:
     m, _ = Match.new(Variant.two(), seed=5)
-    p = make_player("normal", seed=1)
+    p = make_player("normal0", seed=1)
     while m.phase.value != "draw":
         m.apply(m.turn, p.act(m.view(m.turn)))
     for _ in range(16):
@@ -163,7 +163,7 @@ def test_bids_nil_only_when_weak() -> None:
     from core.players.rules import bid_estimate, bid_rule  # noqa: F401
 
     m, _ = Match.new(Variant.bidding(), seed=2)
-    p = make_player("normal", seed=1)
+    p = make_player("normal0", seed=1)
     while m.phase.value != "bid":
         m.apply(m.turn, p.act(m.view(m.turn)))
     view = m.view(m.turn)
@@ -172,3 +172,22 @@ def test_bids_nil_only_when_weak() -> None:
     if bid == 0:
         assert not hand >> 8 & 0x1F  # no spade ten or higher
     assert 0 <= bid <= 13
+
+
+def _bidding_view(mine: int, theirs: int):
+    from core.match import Match
+    from core.variant import Variant
+
+    m, _ = Match.new(Variant.bidding(), seed=3)
+    seat = m.turn
+    m.scores[seat], m.scores[1 - seat] = mine, theirs
+    return m.view(seat)
+
+
+def test_blind_nil_only_as_a_last_chance() -> None:
+    from core.players.rules import blind_rule
+
+    assert not blind_rule(_bidding_view(0, 250))  # far behind, but the match goes on
+    assert not blind_rule(_bidding_view(100, 460))  # even +200 would not reach 500
+    assert not blind_rule(_bidding_view(400, 460))  # a plain bid can reach 500
+    assert blind_rule(_bidding_view(330, 470))  # only +200 gets there this hand

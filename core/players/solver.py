@@ -1,0 +1,127 @@
+"""The double-dummy solver (DDS, from endplay), run so that a player's clock holds.
+
+A solve is one call into C that cannot be interrupted, and its time has a long
+tail (52-card deals: median 2 ms, 1 in 1,000 over a quarter second). So:
+
+* a solve starts only if its typical cost, learnt per size in this process
+  (:data:`DDS_COSTS`), fits in the decision's budget (:class:`~.clock.Clock`);
+* it runs in one solver thread; the decision waits for it at most until
+  ``clock.give_up`` and then goes on without it. The abandoned solve finishes in
+  the background (DDS releases the GIL) and frees the solver when it is done; a
+  decision that finds the solver busy waits only while a solve could still fit.
+
+One thread also means DDS's per-thread scratch memory (thread index 0) is never
+used by two solves at once, whichever threads the players think in.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from endplay import _dds
+
+from ..cards import CardSet
+from .clock import Clock, CostTable, OutOfTime
+
+__all__ = ["DDS_COSTS", "solve"]
+
+
+def _dds_prior(key) -> float:
+    """Typical seconds of a solve before any of its kind was timed: the 90th
+    percentile measured on random deals on a quiet machine."""
+    kind, tricks = key
+    if kind == "count":
+        return _COUNT_PRIOR.get(tricks, 0.0005)
+    if kind == "edge":
+        return 0.001
+    return _REACH_PRIOR.get(tricks, 0.0005)
+
+
+# By tricks left (cards in the longest hand). Yes/no questions ("reach") of
+# targets strictly between 1 and the tricks left; "edge" targets (take one, take
+# all) are much faster.
+_REACH_PRIOR = {13: 0.025, 12: 0.015, 11: 0.006, 10: 0.006, 9: 0.001}
+_COUNT_PRIOR = {13: 0.12, 12: 0.07, 11: 0.016, 10: 0.01, 9: 0.005, 8: 0.0035, 7: 0.002}
+
+#: What double-dummy solves have cost in this process, by kind and size.
+DDS_COSTS = CostTable(_dds_prior)
+
+
+def cost_key(hands: list[CardSet], target: int) -> tuple[str, int]:
+    """The kind of a solve for :data:`DDS_COSTS`: ``target`` -1 counts tricks."""
+    tricks = max(h.bit_count() for h in hands)
+    if target < 0:
+        return ("count", tricks)
+    if target <= 1 or target >= tricks:
+        return ("edge", tricks)
+    return ("reach", tricks)
+
+
+class _Job:
+    __slots__ = ("args", "done", "error", "key")
+
+    def __init__(self, args: tuple, key) -> None:
+        self.args = args
+        self.key = key
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+
+#: Held from a solve's submission until the solver thread has finished it (the
+#: solver thread releases it, so an abandoned solve keeps the solver busy).
+_BUSY = threading.Lock()
+_jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+_thread: threading.Thread | None = None
+_start_lock = threading.Lock()
+
+
+def _serve() -> None:
+    while True:
+        job = _jobs.get()
+        try:
+            t0 = time.perf_counter()
+            _dds.SolveBoard(*job.args, 0)
+            DDS_COSTS.record(job.key, time.perf_counter() - t0)
+        except BaseException as e:  # handed to the waiting decision
+            job.error = e
+        finally:
+            _BUSY.release()
+            job.done.set()
+
+
+def _submit(job: _Job) -> None:
+    global _thread
+    if _thread is None:
+        with _start_lock:
+            if _thread is None:
+                _thread = threading.Thread(target=_serve, name="dds-solver", daemon=True)
+                _thread.start()
+    _jobs.put(job)
+
+
+def solve(d: _dds.deal, target: int, solutions: int, fut, key, clock: Clock | None) -> None:
+    """``SolveBoard(d, target, solutions, mode 1)`` into ``fut``; with a ``clock``,
+    only if it fits (else :class:`OutOfTime`, also when it is given up)."""
+    job = _Job((d, target, solutions, 1, fut), key)
+    if clock is None:
+        _BUSY.acquire()
+        _submit(job)
+        job.done.wait()
+    else:
+        cost = DDS_COSTS.estimate(key)
+        clock.check(cost)
+        # The solver may be busy (another thread's solve, or an abandoned one):
+        # wait only as long as a solve of this kind could still start and fit.
+        wait = clock.left() - cost
+        if wait <= 0 or not _BUSY.acquire(timeout=wait):
+            raise OutOfTime
+        if not clock.fits(cost):
+            _BUSY.release()
+            raise OutOfTime
+        _submit(job)
+        if not job.done.wait(max(0.0, clock.give_up - time.perf_counter())):
+            raise OutOfTime  # the solver thread finishes it and frees itself
+    if job.error is not None:
+        raise job.error
