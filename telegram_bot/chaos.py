@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from core import Match, PlayCard
+from core import Match, parse_card
 
 from .emulator import BotApiEmulator
 from .simulation import Table, by_level
@@ -258,7 +258,10 @@ async def play_with_kills(
         # The lobby, with a kill right after /newgame: the lobby message must appear.
         owner = users[0]
         while (game := await table.game()) is None or game.status != "lobby":
-            kill_tasks.append(asyncio.create_task(runner.kill_soon(rng, report, signal.SIGKILL)))
+            if kills:
+                kill_tasks.append(
+                    asyncio.create_task(runner.kill_soon(rng, report, signal.SIGKILL))
+                )
             await emu.send_message(owner, group.id, "/newgame")
             await runner.settle()
         lobby = await _lobby_message(runner, game.id)
@@ -318,12 +321,13 @@ async def _checked_step(runner, table, strategies, report: ChaosReport) -> None:
     before = await table.game()
     match = Match.from_json(before.state)
     seat = match.turn
-    action = strategies[before.seats[match.order[seat]]["user_id"]](match.view(seat))
     presses = table.presses
     handles: list[Any] = []
+    pressed: list[str] = []
     original = table.press
 
     async def press(user, message, data):
+        pressed.append(data)  # (a strategy may be random: read what was pressed)
         handle = await original(user, message, data)
         handles.append(handle)
         return handle
@@ -339,10 +343,11 @@ async def _checked_step(runner, table, strategies, report: ChaosReport) -> None:
         return  # not answered (killed) or refused: the person will try again
     report.accepted += 1
     after = await table.game()
-    if isinstance(action, PlayCard) and after.status == "playing":
+    if pressed[-1].startswith("p:") and after.status == "playing":
+        card = parse_card(pressed[-1].rsplit(":", 1)[1])
         now = Match.from_json(after.state)
-        if now.hand_no == match.hand_no and action.card in now.hand_of(seat):
-            report.problems.append(f"an accepted play of {action.card} was lost")
+        if now.hand_no == match.hand_no and card in now.hand_of(seat):
+            report.problems.append(f"an accepted play of {card} was lost")
 
 
 async def _final_checks(runner, table, chat_id: int, watermark: int, report: ChaosReport) -> None:

@@ -108,7 +108,7 @@ async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, mo
             raise AssertionError(f"{exc}; errors logged: {errors}") from None
         move_a = (await table_a.game()).move
 
-        # Table B (normal computers, in this process) is served meanwhile.
+        # Table B (easy computers, which answer in this process) is served meanwhile.
         ben = (await _people(emu, ["Ben"], lang="en", start=False))[0]
         await emu.send_message(ben, ben.private_chat_id, "/start")
         group_b = emu.add_group("B", members=[ben], admins=[ben])
@@ -120,7 +120,7 @@ async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, mo
 
         await _until(lobby_b, "B's lobby")
         game_b = await table_b.game()
-        for arg in ("timer=0",):
+        for arg in ("timer=0", "level=easy"):
             handle = await emu.press(
                 ben, group_b.id, game_b.table_message_id, _data(game_b.id, "o", arg)
             )
