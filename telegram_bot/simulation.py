@@ -280,6 +280,9 @@ class Table:
         the group, text and buttons (the first-ace draw, dealt from its own deck, is
         public; what people write themselves is theirs)."""
         public = {c for _, c in match.first_draw}
+        # Cards played this hand are public, whatever else lists them.
+        public |= {c for _, c in match.trick}
+        public |= {c for t in match.tricks for _, c in t.plays}
         texts = []
         # A deleted message shows nothing (a re-posted table leaves its old copy
         # deleted, still showing the previous hand's last trick, checked back then).
