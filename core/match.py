@@ -601,6 +601,11 @@ class Match:
         given = cards_in(m)
         self.pile.extend(given)
         self.hands[seat] = (self.hands[seat] & ~m) | mask_of(taken)
+        # The pile is made of discards: a card taken back is nobody's discard any more,
+        # a card given is this seat's.
+        for other in range(self.n):
+            self.discards[other] &= ~mask_of(taken)
+        self.discards[seat] |= m
         events.append(Exchanged(seat, k))
         if seat == self._second() and self.blind[self.first]:  # type: ignore[index]
             self.turn = self.first

@@ -280,3 +280,27 @@ def test_match_target(scores, bids, before, leader, final, winner) -> None:
     else:
         assert events[-1] == MatchEnded(winner, final)
         assert m.is_over and m.winner == winner
+
+
+def test_no_card_is_both_held_and_discarded_after_a_blind_nil_exchange():
+    """The blind nil exchange takes cards back from the discard pile: they leave the
+    discards (a card once listed in both showed up in the group as 'hidden')."""
+    from core import cards_in
+
+    exchanges = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        match, _ = Match.new(Variant.bidding(target=100), seed=seed)
+        while not match.is_over and match.hand_no <= 3:
+            seat = match.turn
+            legal = match.legal_actions(seat)
+            blind = [a for a in legal if isinstance(a, DeclareBlind) and a.blind]
+            action = blind[0] if blind else rng.choice(legal)
+            if isinstance(action, Exchange):
+                exchanges += 1
+            match.apply(seat, action)
+            for s in range(match.n):
+                held = set(match.hand_of(s))
+                for d in match.discards:
+                    assert not held & set(cards_in(d))
+    assert exchanges > 0
