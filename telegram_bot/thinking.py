@@ -17,6 +17,8 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -43,7 +45,15 @@ def default_processes() -> int:
 def _start_worker() -> None:
     with contextlib.suppress(OSError):  # not permitted: think at the same priority
         os.nice(NICENESS)
+    # A bot killed with SIGKILL cannot shut its pool down: its workers leave with it.
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     import core.players.hard  # noqa: F401  (the first move should not pay the import)
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def think(level: str, time_budget: float, view: SeatView) -> tuple[Action, int]:

@@ -140,3 +140,45 @@ async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, mo
         gate.touch()
         await runner.stop()
     assert service.thinkers._pool is None
+
+
+def test_the_pool_leaves_with_a_killed_bot():
+    """A bot killed with SIGKILL cannot shut its pool down; its workers notice the
+    parent is gone and exit instead of lingering."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import asyncio, os\n"
+        "from telegram_bot.thinking import Thinkers\n"
+        "from core import Match, Variant\n"
+        "async def main():\n"
+        "    t = Thinkers(1)\n"
+        "    m, _ = Match.new(Variant.four(), seed=1)\n"
+        "    await t.act('normal', 0.05, m.view(m.turn))\n"
+        "    kids = [p.pid for p in t._pool._processes.values()]\n"
+        "    print(*kids, flush=True)\n"
+        "    await asyncio.sleep(600)\n"
+        "asyncio.run(main())\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    workers = [int(x) for x in proc.stdout.readline().split()]
+    assert workers
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split()[2] != "Z"
+        except FileNotFoundError:
+            return False
+
+    # The watchdog looks once a second; a minute covers a machine with both cores busy.
+    for _ in range(600):
+        if not any(alive(pid) for pid in workers):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"pool workers {workers} outlived their bot")
