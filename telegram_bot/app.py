@@ -23,7 +23,7 @@ from .sweeper import Sweeper
 from .thinking import Thinkers
 from .updates import TrackingUpdateProcessor
 
-__all__ = ["build_application", "main"]
+__all__ = ["build_application", "close_application", "main", "open_application"]
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +154,24 @@ async def set_command_menus(bot: Any) -> None:
             await bot.set_my_commands(commands, language_code=code or None)
         except TelegramError:  # cosmetic; never block start-up on it
             log.warning("could not set the %r command list", code, exc_info=True)
+
+
+async def open_application(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Initialize and run post_init, as ``run_polling`` does (for the callers that drive
+    the Application themselves: the cluster's workers, the tests' runner)."""
+    await app.initialize()
+    if app.post_init:
+        await app.post_init(app)
+
+
+async def close_application(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Stop and shut down, with post_stop and post_shutdown, as ``run_polling`` does."""
+    await app.stop()
+    if app.post_stop:
+        await app.post_stop(app)
+    await app.shutdown()
+    if app.post_shutdown:
+        await app.post_shutdown(app)
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from aiohttp import web
 from sqlalchemy import text
 from telegram import Bot, Update
 
-from .app import build_application
+from .app import build_application, close_application, open_application
 from .config import Settings
 from .storage.db import create_engine, migrate, normalize_url
 
@@ -136,9 +136,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     url = _require_postgres(settings)
     settings = dataclasses.replace(settings, database_url=url, shared=True)
     app = build_application(settings)
-    await app.initialize()
-    if app.post_init:
-        await app.post_init(app)
+    await open_application(app)
     await app.start()
     engine = create_engine(url)
     wake = asyncio.Event()
@@ -175,12 +173,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     finally:
         await asyncio.gather(*handling, return_exceptions=True)
         await listener.close()
-        await app.stop()
-        if app.post_stop:
-            await app.post_stop(app)
-        await app.shutdown()
-        if app.post_shutdown:
-            await app.post_shutdown(app)
+        await close_application(app)
         await engine.dispose()
 
 

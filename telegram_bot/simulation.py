@@ -30,7 +30,7 @@ from core import (
 )
 from core.players import make_player
 
-from .app import build_application
+from .app import build_application, close_application, open_application
 from .config import Settings
 from .emulator import BotApiEmulator
 from .storage import repo
@@ -84,9 +84,7 @@ class BotRunner:
 
     async def start(self) -> None:
         app = build_application(self.settings)
-        await app.initialize()
-        if app.post_init:
-            await app.post_init(app)
+        await open_application(app)
         if self.webhook_port is not None:
             # The same path run_webhook takes in production, on loopback.
             await app.updater.start_webhook(
@@ -110,12 +108,7 @@ class BotRunner:
             with contextlib.suppress(Exception):
                 await app.bot_data["service"].idle()
         await app.updater.stop()
-        await app.stop()
-        if app.post_stop:
-            await app.post_stop(app)
-        await app.shutdown()
-        if app.post_shutdown:
-            await app.post_shutdown(app)
+        await close_application(app)
 
     async def crash(self) -> None:
         """Stop without waiting for anything in flight, as a killed process would
