@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{sent(emu):>8} updates  {elapsed:7.0f} s  bursts {fuzz.counts['bursts']}"
                     f"  presses {fuzz.counts['presses answered']}"
-                    f"  matches {fuzz.counts['matches']}",
+                    f"  matches {fuzz.counts['matches']}"
+                    f"  load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
         except FuzzFailure as failure:
@@ -86,12 +87,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name, count in sorted(fuzz.counts.items()):
             print(f"  {name}: {count}")
+        print(latency_report(fuzz.answer_latencies))
         print(
             "errors logged: 0; unanswered presses: 0; refused input that changed a game: 0"
             if status == 0
             else "stopped at the first failure (above)"
         )
         return status
+
+
+def latency_report(latencies: list[float]) -> str:
+    """Press->answer percentiles: how long a person's button spinner ran."""
+    if not latencies:
+        return "press->answer: no presses"
+    ordered = sorted(latencies)
+
+    def pct(p: float) -> str:
+        return f"{ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000:.0f} ms"
+
+    late = sum(1 for x in ordered if x > 1.0)
+    return (
+        f"press->answer over {len(ordered)} presses: p50 {pct(0.50)}, p95 {pct(0.95)},"
+        f" p99 {pct(0.99)}, max {ordered[-1] * 1000:.0f} ms; over 1 s: {late}"
+    )
 
 
 def sent(emu: BotApiEmulator) -> int:

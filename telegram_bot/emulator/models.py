@@ -420,6 +420,9 @@ class PendingQuery:
     data: str = ""
     message: MessageRecord | None = None
     answered: asyncio.Event = field(default_factory=asyncio.Event)
+    # When the update was queued for the bot: with the answer's ``time`` it gives
+    # the press->answer latency a person sees (the spinner on their button).
+    asked: float = field(default_factory=time.time)
 
 
 @dataclass

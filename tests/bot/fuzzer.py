@@ -165,9 +165,13 @@ class Fuzz:
     emu: BotApiEmulator
     runner: BotRunner
     counts: Counter[str] = field(default_factory=Counter)
+    # Seconds from each press reaching the bot's queue to its answer, fuzzed presses
+    # and real moves alike: the spinner a person sees on their button.
+    answer_latencies: list[float] = field(default_factory=list)
 
     async def start(self) -> None:
         emu = self.emu
+        emu.world.listeners.append(self._on_event)
         self.players = [
             emu.add_user("سارا", language_code="fa"),
             emu.add_user("Ben", language_code="en"),
@@ -186,6 +190,13 @@ class Fuzz:
 
     def stop(self) -> None:
         logging.getLogger().removeHandler(self.errors)
+        if self._on_event in self.emu.world.listeners:
+            self.emu.world.listeners.remove(self._on_event)
+
+    def _on_event(self, kind: str, subject: Any) -> None:
+        if kind == "callback_answer":
+            asked = self.emu.world.callback_queries[subject.query_id].asked
+            self.answer_latencies.append(subject.time - asked)
 
     # -------------------------------------------------------------- matches
 
