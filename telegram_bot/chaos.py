@@ -236,9 +236,11 @@ async def play_with_kills(
     seed: int = 0,
     log_dir: Path | None = None,
     bot_dir: Path | None = None,
+    sigterm_share: float = 0.2,
 ) -> ChaosReport:
     """One match of ``people`` (the other seats computers) with about ``kills`` restarts
-    spread over it; returns what was checked. ``db_url`` must be an empty database."""
+    spread over it; returns what was checked. ``db_url`` must be an empty database.
+    ``sigterm_share`` of the restarts are graceful stops (SIGTERM), the rest SIGKILLs."""
     rng = random.Random(seed)
     report = ChaosReport()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="hokm-chaos-"))
@@ -287,7 +289,7 @@ async def play_with_kills(
             near_end = max(Match.from_json(game.state).tricks_won) >= 6
             chance = step % 3 == 0 or (near_end and rng.random() < 0.5)
             if report.kills + report.terminations < kills and chance:
-                sig = signal.SIGTERM if rng.random() < 0.2 else signal.SIGKILL
+                sig = signal.SIGTERM if rng.random() < sigterm_share else signal.SIGKILL
                 kill_tasks.append(asyncio.create_task(runner.kill_soon(rng, report, sig)))
             await _checked_step(runner, table, strategies, report)
         await runner.settle()
@@ -390,9 +392,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--database-url", help="an empty database (default: a new SQLite file)")
     parser.add_argument(
+        "--sigterm-share",
+        type=float,
+        default=0.2,
+        help="share of the restarts that are graceful SIGTERMs (0: SIGKILLs only)",
+    )
+    parser.add_argument(
         "--bot-dir", type=Path, help="run the bot of another checkout (a baseline to compare)"
     )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.sigterm_share <= 1.0:
+        parser.error("--sigterm-share must be between 0 and 1")
 
     async def run() -> ChaosReport:
         with tempfile.TemporaryDirectory() as tmp:
@@ -407,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                     seed=args.seed,
                     log_dir=Path(tmp),
                     bot_dir=args.bot_dir,
+                    sigterm_share=args.sigterm_share,
                 )
 
     started = time.monotonic()
