@@ -221,7 +221,7 @@ class Fuzz:
         await emu.press(owner, group.id, lobby, f"s:{game.id}")
         await runner.settle()
         self.matches += 1
-        self.strategies = {p.id: by_level("normal", seed=p.id + self.matches) for p in self.players}
+        self.strategies = {p.id: by_level("normal0", seed=p.id + self.matches) for p in self.players}
         self.counts["matches"] += 1
 
     async def _step(self) -> None:
