@@ -237,10 +237,13 @@ async def play_with_kills(
     log_dir: Path | None = None,
     bot_dir: Path | None = None,
     sigterm_share: float = 0.2,
+    kill_every: int = 3,
 ) -> ChaosReport:
     """One match of ``people`` (the other seats computers) with about ``kills`` restarts
     spread over it; returns what was checked. ``db_url`` must be an empty database.
-    ``sigterm_share`` of the restarts are graceful stops (SIGTERM), the rest SIGKILLs."""
+    ``sigterm_share`` of the restarts are graceful stops (SIGTERM), the rest SIGKILLs;
+    one comes after every ``kill_every``-th press (and after half of those that may
+    end a hand) until ``kills`` are done."""
     rng = random.Random(seed)
     report = ChaosReport()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="hokm-chaos-"))
@@ -285,9 +288,9 @@ async def play_with_kills(
             if game is None or game.status != "playing":
                 break
             step += 1
-            # Every third press, and half of the presses that may end a hand.
+            # Every kill_every-th press, and half of the presses that may end a hand.
             near_end = max(Match.from_json(game.state).tricks_won) >= 6
-            chance = step % 3 == 0 or (near_end and rng.random() < 0.5)
+            chance = step % kill_every == 0 or (near_end and rng.random() < 0.5)
             if report.kills + report.terminations < kills and chance:
                 sig = signal.SIGTERM if rng.random() < sigterm_share else signal.SIGKILL
                 kill_tasks.append(asyncio.create_task(runner.kill_soon(rng, report, sig)))
@@ -392,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--database-url", help="an empty database (default: a new SQLite file)")
     parser.add_argument(
+        "--kill-every", type=int, default=3, help="a restart after every N-th press"
+    )
+    parser.add_argument(
         "--sigterm-share",
         type=float,
         default=0.2,
@@ -403,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0.0 <= args.sigterm_share <= 1.0:
         parser.error("--sigterm-share must be between 0 and 1")
+    if args.kill_every < 1:
+        parser.error("--kill-every must be at least 1")
 
     async def run() -> ChaosReport:
         with tempfile.TemporaryDirectory() as tmp:
@@ -418,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                     log_dir=Path(tmp),
                     bot_dir=args.bot_dir,
                     sigterm_share=args.sigterm_share,
+                    kill_every=args.kill_every,
                 )
 
     started = time.monotonic()
