@@ -11,6 +11,11 @@ move) in the same transaction as its messages, so it happens once, across restar
   (HOKM_IDLE_HOURS, default 24) ends as abandoned, whether or not a turn timer runs,
   which frees its group and its players.
 - Turn pings: see :mod:`telegram_bot.pings`.
+
+Not folded into the game clock (:mod:`telegram_bot.clock`), which also polls the
+games table: the clock takes over run-out turns every second and waits for a busy
+game's lock (the turn must happen), while this pass runs every few seconds, skips
+locked games, and is stepped with its own ``now`` by the tests.
 """
 
 from __future__ import annotations

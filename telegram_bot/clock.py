@@ -1,0 +1,232 @@
+"""The game clock: turn timers, computer turns, and taking over a dead process's turns.
+
+Every turn's clock is stored in the game row: ``deadline`` for a person's timer,
+``due_at`` for when the computers move (and, while they think, a lease that keeps
+other processes off). This process arms an asyncio timer or a computer task for the
+games it touched; :meth:`ClockMixin.sweep` takes over any turn whose clock ran out
+with nobody on it. The row lock and the move number make each happen once.
+(:mod:`telegram_bot.sweeper` is a different, slower pass: idle games and pings.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from core import Action, Event, HandEnded, Match, MatchEnded
+
+from .servicebase import ServiceBase
+from .storage import repo
+from .storage.models import Game, utcnow
+from .thinking import POOLED_LEVELS
+
+# The service's logger name from before it was split, so log filters still match.
+log = logging.getLogger("telegram_bot.service")
+
+#: A turn whose clock ran out this long ago with nobody on it is taken over.
+_TAKEOVER_GRACE = 3.0
+#: A computers' due time this far ahead is another process's lease, not a due time.
+_LEASE_SLACK = timedelta(seconds=0.5)
+
+
+class ClockMixin(ServiceBase):
+    # ---------------------------------------------------------- computer turns
+
+    def _controller(self, game: Game, match: Match) -> str | None:
+        """The computer level that plays the seat on turn, or None for a human."""
+        if match.turn is None:
+            return None
+        info = game.seats[match.order[match.turn]]
+        if info.get("bot"):
+            return info["bot"]
+        if info.get("away"):
+            return "normal"
+        return None
+
+    def _computers_follow(self, game: Game, match: Match, events: list[Event]) -> bool:
+        """True when computer seats play next within the same hand: the human's card
+        is then shown together with theirs in one edit after the pause."""
+        return self._controller(game, match) is not None and not any(
+            isinstance(e, HandEnded | MatchEnded) for e in events
+        )
+
+    def _after_commit(self, game: Game, match: Match) -> None:
+        if game.status != "playing" or match.is_over:
+            self._cancel_timer(game.id)
+            for key in [k for k in self._players if k[0] == game.id]:
+                del self._players[key]
+            return
+        if self._controller(game, match) is not None:
+            self._cancel_timer(game.id)
+            self._spawn(self._advance(game.id, game.move))
+        else:
+            self._schedule_timer(game)
+
+    async def _advance(self, game_id: str, move: int, delay: float | None = None) -> None:
+        """Computer seats play until a human is on turn, shown in one table edit."""
+        await asyncio.sleep(self.config.computer_delay if delay is None else delay)
+        async with self._locks[game_id]:
+            # No database connection is held while computers think (a search takes
+            # up to its budget): a lease in the game row (``due_at``) keeps other
+            # processes' clocks off it meanwhile, and the commit checks the move number.
+            async with self.sessions.begin() as s:
+                game = await repo.get_game(s, game_id, lock=True)
+                if game is None or game.status != "playing" or game.move != move:
+                    return
+                if game.due_at is not None and game.due_at > utcnow() + _LEASE_SLACK:
+                    return  # another process holds the computers' lease
+                await repo.lease_computers(s, game_id, move, utcnow() + self._think_lease(game))
+            match = Match.from_json(game.state)
+            events: list[Event] = []
+            hand_no = match.hand_no
+            while not match.is_over and match.hand_no == hand_no:
+                level = self._controller(game, match)
+                if level is None:
+                    break
+                seat = match.turn
+                assert seat is not None
+                action = await self._think(game.id, seat, level, match)
+                events += match.apply(seat, action)
+            if not events:
+                return
+            try:
+                async with self.outbox.transaction() as s:
+                    await self._commit(s, game, match, events)
+                    await self._render(s, game, match, events)
+            except repo.StaleGameError:  # another process took the turn over meanwhile
+                return
+            self._note_progress(game, match)
+        if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
+            await asyncio.sleep(self.config.hand_pause)
+        self._after_commit(game, match)
+
+    async def _think(self, game_id: str, seat: int, level: str, match: Match) -> Action:
+        key = (game_id, seat)
+        player = self._players.get(key)
+        if player is None or getattr(player, "level", None) != level:
+            from core.players import make_player
+
+            player = make_player(level, time_budget=self.config.think_seconds)
+            player.level = level
+            self._players[key] = player
+        view = match.view(seat)
+        if level in POOLED_LEVELS:
+            if self.thinkers is not None:
+                return await self.thinkers.act(level, self.config.think_seconds, view)
+            return await asyncio.to_thread(player.act, view)
+        return player.act(view)
+
+    # ------------------------------------------------------------------ timers
+
+    def _arm_deadline(self, game: Game, match: Match) -> None:
+        """The turn's clock, in the game row: a person's timer, or when the computers
+        move (so another process can take either over if this one dies)."""
+        seconds = int(game.settings.get("timer", 0) or 0)
+        computers = not match.is_over and self._controller(game, match) is not None
+        game.due_at = utcnow() + timedelta(seconds=self.config.computer_delay) if computers else None
+        if seconds <= 0 or match.is_over or computers:
+            game.deadline = None
+        else:
+            game.deadline = utcnow() + timedelta(seconds=seconds)
+
+    def _think_lease(self, game: Game) -> timedelta:
+        """How long computers may think before another process may take over."""
+        return timedelta(seconds=10 + 4 * max(self.config.think_seconds, 0.1) * len(game.seats))
+
+    def _schedule_timer(self, game: Game) -> None:
+        self._cancel_timer(game.id)
+        if game.deadline is None:
+            return
+        delay = max(0.0, (game.deadline - utcnow()).total_seconds())
+        loop = asyncio.get_running_loop()
+        self._timers[game.id] = loop.call_later(delay, self._timer_fired, game.id, game.move)
+
+    def _timer_fired(self, game_id: str, move: int) -> None:
+        self._timers.pop(game_id, None)
+        self._spawn(self._on_timeout(game_id, move))
+
+    def _cancel_timer(self, game_id: str) -> None:
+        handle = self._timers.pop(game_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    async def _on_timeout(self, game_id: str, move: int) -> None:
+        async with self._locks[game_id]:
+            async with self.outbox.transaction() as s:
+                game = await repo.get_game(s, game_id, lock=True)
+                if game is None or game.status != "playing" or game.move != move:
+                    return
+                match = Match.from_json(game.state)
+                seat = match.turn
+                if seat is None:
+                    return
+                info = game.seats[match.order[seat]]
+                action = await self._think(game.id, seat, "normal", match)
+                events = match.apply(seat, action)
+                info["timeouts"] = int(info.get("timeouts", 0)) + 1
+                info["timed_out"] = True
+                if info["timeouts"] >= 2:
+                    info["away"] = True
+                await self._commit(s, game, match, events)
+                await self._render(s, game, match, events)
+            self._note_progress(game, match)
+        self._after_commit(game, match)
+
+    def _after_commit_later(self, game: Game, match: Match) -> None:
+        """Arm the timer or the computers once the caller's transaction has committed."""
+
+        async def later() -> None:
+            await asyncio.sleep(0)
+            self._after_commit(game, match)
+
+        self._spawn(later())
+
+    # ------------------------------------------------------------ the clock
+
+    async def run_clock(self, interval: float = 1.0) -> None:
+        """Forever: take over turns whose clock ran out with nobody on them (the
+        process that owned them died). The row lock and the move number make each
+        timer and each computers' move happen once, whoever gets there first."""
+        while True:
+            try:
+                await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("clock sweep failed")
+            await asyncio.sleep(interval)
+
+    async def sweep(self) -> int:
+        grace = timedelta(seconds=_TAKEOVER_GRACE + self.config.hand_pause)
+        async with self.sessions() as s:
+            due = await repo.due_games(s, utcnow() - grace)
+        taken = 0
+        for game_id, move in due:
+            if game_id in self._timers or game_id in self._taking:
+                continue  # this process has it in hand
+            self._taking.add(game_id)
+            self._spawn(self._take_over(game_id, move))
+            taken += 1
+        return taken
+
+    async def _take_over(self, game_id: str, move: int) -> None:
+        try:
+            async with self.sessions() as s:
+                game = await repo.get_game(s, game_id)
+            if game is None or game.status != "playing" or game.move != move:
+                return
+            log.info("taking over the clock of game %s at move %s", game_id, move)
+            if game.due_at is not None:
+                await self._advance(game_id, move, delay=0)
+            elif game.deadline is not None:
+                await self._on_timeout(game_id, move)
+        finally:
+            self._taking.discard(game_id)
+
+    def start_clock(self, interval: float = 1.0) -> None:
+        """The takeover clock and the outbox's poll, until :meth:`shutdown`."""
+        self._loops = [
+            asyncio.create_task(self.run_clock(interval), name="clock"),
+            asyncio.create_task(self.outbox.run_poll(interval), name="outbox poll"),
+        ]
