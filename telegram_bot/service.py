@@ -32,7 +32,7 @@ from core import (
     Variant,
 )
 
-from . import pings, render, reposts
+from . import hands, pings, render, reposts, review
 from .i18n import N_, Translator, get_translator, language_from_telegram
 from .locks import KeyedLocks
 from .outbox import Outbox
@@ -494,6 +494,7 @@ class GameService:
 
     async def _commit(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
         """Persist an accepted action (and a finished match's result) in one transaction."""
+        await hands.record_finished(s, game, match, events)  # before game.state moves on
         expected = game.move
         game.move += 1
         game.state = match.to_json()
@@ -708,7 +709,8 @@ class GameService:
             await self._show_table(s, game, table, keyboard)
         for e in events:
             if isinstance(e, HandEnded):
-                await self.outbox.send(s, game.chat_id, render.hand_result_text(e, game, match, gtr))
+                text = render.hand_result_text(e, game, match, gtr)
+                await self.outbox.send(s, game.chat_id, text, review.button(game, match, e, gtr))
             elif isinstance(e, MatchEnded):
                 await self.outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
         if repost:  # below the hand result
