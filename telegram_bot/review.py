@@ -137,7 +137,7 @@ async def _send(
     tr = await svc.user_tr(user_id)
     try:
         review = await _review(svc, game_id, hand)
-    except ValueError:  # a stored hand the solver refuses: say so rather than nothing
+    except Exception:  # the solver refused the hand, or the pool broke: say so, not nothing
         log.exception("could not review hand %s of game %s", hand.hand_no, game_id)
         text = tr("Sorry, this hand could not be reviewed.")
     else:
