@@ -39,6 +39,8 @@ ACTIONS = {
     "m": "rematch: a new game with a finished match's seats and settings",
     "e": "end the game: confirm (arg 1) or keep playing (arg 0)",
     "w": "take over a computer's or away player's seat (arg: its lobby index)",
+    "h": "hint: the card the hard computer player would play (solo tables, if on)",
+    "y": "review a finished hand, in private (the number is the hand)",
 }
 
 _GAME_ID = re.compile(r"[a-z0-9]{1,12}")

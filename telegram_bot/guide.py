@@ -29,6 +29,8 @@ COMMANDS = (
     ("rules", N_("The rules of this table")),
     ("score", N_("Running score")),
     ("stats", N_("Leaderboard")),
+    ("review", N_("Review your last hand")),
+    ("hints", N_("Hints on or off (one person against computers)")),
     ("language", N_("Language")),
     ("back", N_("I'm back")),
     ("leave", N_("Leave the match; a computer takes your seat")),

@@ -48,7 +48,7 @@ from core import (
 )
 
 from . import callbacks as cb
-from . import exits, guide, render
+from . import exits, guide, hints, render, review
 from .i18n import N_, get_translator, language_from_telegram
 from .rematch import rematch
 from .service import BUSY, DEFAULT_SETTINGS, Answer, GameService, _seat_of
@@ -508,6 +508,10 @@ async def _dispatch(
         return await svc.set_away(data.game_id, user.id, False)
     if a == "m":
         return await rematch(svc, data.game_id, user)
+    if a == "y":
+        return await review.pressed(svc, data, user)
+    if a == "h":
+        return await hints.pressed(svc, data, user)
     tr = await svc.user_tr(user.id)
     if data.move is None:
         return Answer(tr("This button is not valid"), alert=True)
@@ -759,6 +763,8 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(CommandHandler("leave", leave))
     app.add_handler(CommandHandler("takeover", takeover))
     app.add_handler(CommandHandler("quit", quit_command))
+    app.add_handler(CommandHandler("review", review.command))
+    app.add_handler(CommandHandler("hints", hints.command))
     # In a group of its own: it sees every group message, and the commands still run.
     app.add_handler(MessageHandler(filters.ChatType.GROUPS, track_group_message), group=-1)
     app.add_handler(CallbackQueryHandler(button))

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from core import Action, ErrorCode, Event, HandKind, IllegalAction, Match
 
-from . import render
+from . import hands, render
 from .i18n import N_, Translator
 from .servicebase import Answer, ServiceBase, _seat_of
 from .storage import repo
@@ -150,6 +150,7 @@ class MovesMixin(ServiceBase):
 
     async def _commit(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
         """Persist an accepted action (and a finished match's result) in one transaction."""
+        await hands.record_finished(s, game, match, events)  # before game.state moves on
         expected = game.move
         game.move += 1
         game.state = match.to_json()

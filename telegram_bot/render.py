@@ -28,6 +28,7 @@ from core import (
 )
 
 from . import callbacks as cb
+from . import hints
 from .i18n import N_, Translator, ltr
 
 __all__ = [
@@ -702,6 +703,8 @@ def private_keyboard(
             )
         return _away_rows(rows, g, move, tr, away)
     rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
+    if hints.offered(game, match, seat):
+        rows.append([InlineKeyboardButton(tr("💡 Hint"), callback_data=cb.encode("h", g, move))])
     return _away_rows(rows, g, move, tr, away)
 
 

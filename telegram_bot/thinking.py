@@ -9,6 +9,9 @@ worker can take any move.
     thinkers = Thinkers(processes=2)        # at start; worker processes come lazily
     action = await thinkers.act("hard", 1.0, match.view(seat))
     await thinkers.shutdown()               # at stop
+
+A finished hand's review (telegram_bot.review), a few dozen double-dummy solves, runs
+in the same pool: ``await thinkers.run(review, deal, trump, plays)``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from core import Action, SeatView
 
-__all__ = ["POOLED_LEVELS", "Thinkers", "default_processes"]
+__all__ = ["POOLED_LEVELS", "Thinkers", "default_processes", "review"]
 
 #: Levels whose moves go to the pool: those that search (hard) or sample playouts
 #: (normal, about 25 ms a move for 4 players); easy answers in microseconds, less
@@ -67,6 +70,19 @@ def think(level: str, time_budget: float, view: SeatView) -> tuple[Action, int]:
     return player.act(view), os.getpid()
 
 
+def review(
+    deal: tuple[int, ...], trump: int, plays: tuple[tuple[int, int], ...]
+) -> tuple[tuple[int, int], tuple[int, int], tuple[tuple[int, int, int, int, int], ...]]:
+    """A finished hand's double-dummy review (:func:`core.review.review_hand`, up to
+    one solve per card played) as plain numbers: par and taken per side, and each
+    costly play as (trick, seat, card played, best card, tricks lost)."""
+    from core.review import review_hand
+
+    r = review_hand(deal, trump, plays)
+    costly = tuple((p.trick, p.seat, int(p.played), int(p.best), p.lost) for p in r.costly)
+    return r.par, r.taken, costly
+
+
 class Thinkers:
     """A process pool for computer moves; ``processes=0`` thinks in a thread instead."""
 
@@ -94,6 +110,13 @@ class Thinkers:
             )
         self.worker_pids.add(pid)
         return action
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        """Another CPU-heavy call (a module-level function, such as :func:`review`) in a
+        worker, or in a thread without a pool: never on the event loop."""
+        if self._pool is None:
+            return await asyncio.to_thread(fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def shutdown(self) -> None:
         """Stop the workers; a move being searched finishes first (within its budget)."""

@@ -13,7 +13,7 @@ from telegram import InlineKeyboardMarkup
 
 from core import CardPlayed, Event, HandEnded, Match, MatchEnded, TrickWon
 
-from . import pings, render, reposts
+from . import pings, render, reposts, review
 from .i18n import Translator
 from .servicebase import ServiceBase, _seat_of
 from .storage import repo
@@ -44,7 +44,8 @@ class ViewsMixin(ServiceBase):
             await self._show_table(s, game, table, keyboard)
         for e in events:
             if isinstance(e, HandEnded):
-                await self.outbox.send(s, game.chat_id, render.hand_result_text(e, game, match, gtr))
+                text = render.hand_result_text(e, game, match, gtr)
+                await self.outbox.send(s, game.chat_id, text, review.button(game, match, e, gtr))
             elif isinstance(e, MatchEnded):
                 await self.outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
         if repost:  # below the hand result

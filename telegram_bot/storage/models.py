@@ -28,6 +28,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    UniqueConstraint,
     false,
     func,
     text,
@@ -340,4 +341,40 @@ class PlayerTally(Base):
         return (
             f"PlayerTally(chat_id={self.chat_id!r}, user_id={self.user_id!r}, "
             f"matches_won={self.matches_won!r})"
+        )
+
+
+class HandRecord(Base):
+    """A finished 4-player hand, kept for one of its players to review
+    (:mod:`telegram_bot.review`): the deal as it stood when play began and the cards
+    played, in order. The engine deals the next hand as soon as one ends, so this is
+    written in the transaction of the move that ended the hand. Only each player's
+    last few hands are kept (:data:`telegram_bot.hands.KEEP`).
+    """
+
+    __tablename__ = "hand_records"
+    __table_args__ = (UniqueConstraint("user_id", "game_id", "hand_no"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    game_id: Mapped[str] = mapped_column(String(8))
+    hand_no: Mapped[int] = mapped_column(Integer)
+    # The player's engine seat (0-3; sides are seat % 2).
+    seat: Mapped[int] = mapped_column(Integer)
+    # The trump suit's letter ('S', 'H', 'D', 'C').
+    trump: Mapped[str] = mapped_column(String(1))
+    # Per seat, the cards held when play began: [["AS", "10H", ...], ...].
+    deal: Mapped[list[list[str]]] = mapped_column(JSONType)
+    # The cards played, in order: [[seat, "AS"], ...].
+    plays: Mapped[list[list[Any]]] = mapped_column(JSONType)
+    # Per seat: {"user_id", "name", "bot", "number"} as the table named them.
+    players: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    finished_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=utcnow, server_default=func.now()
+    )
+
+    def __repr__(self) -> str:
+        return (
+            f"HandRecord(user_id={self.user_id!r}, game_id={self.game_id!r}, "
+            f"hand_no={self.hand_no!r})"
         )
