@@ -40,7 +40,7 @@ from .cards import (
     mask_of,
     parse_card,
 )
-from .deck import deck_rng, shuffled_deck
+from .deck import deal, deck_rng, owners, shuffled_deck
 from .errors import ErrorCode, IllegalAction
 from .events import (
     BidMade,
@@ -59,7 +59,7 @@ from .events import (
     TrickWon,
     TrumpChosen,
 )
-from .trick import winning_play
+from .scoring import TRICKS_TO_WIN
 from .variant import Kind, Variant
 
 __all__ = ["FORMAT_VERSION", "Match", "Phase", "SeatView", "TrickRecord"]
@@ -70,6 +70,9 @@ FORMAT_VERSION = 1
 _SPADES = SUIT_MASKS[Suit.SPADES]
 _S, _H, _D, _C = SUIT_PATTERNS
 _SHIFT = (0, 13, 26, 39)
+#: ``_FOLLOW[card led]``: the shift of its suit's 13 bits in a hand, and that suit's
+#: pattern table (one lookup instead of a division and two lookups per card).
+_FOLLOW = tuple((_SHIFT[c // 13], SUIT_PATTERNS[c // 13]) for c in range(52))
 _FIRST_DEAL = 5
 _ACE = 12  # card index within a suit
 
@@ -94,6 +97,44 @@ class TrickRecord(NamedTuple):
 
 _PLAY = Phase.PLAY
 _tuple_new = tuple.__new__
+
+#: A match's whole state (copied by :meth:`Match.copy`).
+_STATE = (
+    "variant",
+    "seed",
+    "n",
+    "_bidding",
+    "_card_points",
+    "_next",
+    "_trick_extras",
+    "_without",
+    "phase",
+    "order",
+    "first_draw",
+    "hand_no",
+    "hakem",
+    "dealer",
+    "first",
+    "trump",
+    "turn",
+    "leader",
+    "hands",
+    "stock",
+    "discards",
+    "pile",
+    "trick",
+    "tricks",
+    "tricks_won",
+    "scores",
+    "card_points",
+    "bags",
+    "bids",
+    "blind",
+    "spades_broken",
+    "winner",
+    "history",
+    "ply",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +188,11 @@ class SeatView:
 
 class Match:
     """One match of Hokm. Create it, call :meth:`start`, then :meth:`apply`."""
+
+    # Slots: a search reads and writes these on every card, and a slot is cheaper
+    # than an instance dict of this many keys. ``__dict__`` keeps subclasses and
+    # callers free to add attributes of their own.
+    __slots__ = (*_STATE, "__dict__", "__weakref__")
 
     def __init__(self, variant: Variant | None = None, seed: int | None = None) -> None:
         v = variant or Variant()
@@ -219,10 +265,10 @@ class Match:
         hand = self.hands[turn]  # type: ignore[index]
         trick = self.trick
         if trick:
-            led = trick[0][1] // 13
-            follow = hand >> _SHIFT[led] & 0x1FFF
+            shift, table = _FOLLOW[trick[0][1]]  # by the card led: its suit's place and table
+            follow = hand >> shift & 0x1FFF
             if follow:
-                return SUIT_PATTERNS[led][follow]
+                return table[follow]
         elif self._bidding and not self.spades_broken and hand & ~_SPADES:
             hand &= ~_SPADES  # spades not broken: lead another suit while one is held
         # cards_in, inlined: this is half of a search's inner loop.
@@ -371,18 +417,28 @@ class Match:
         ``Board.push``: for searches and self-play that took the card from
         :meth:`legal_cards`. Anything from outside goes through :meth:`apply`."""
         seat: int = self.turn  # type: ignore[assignment]
-        self.ply += 1
         self.hands[seat] ^= _BITS[card]
         trick = self.trick
         trick.append((seat, card))
+        self.ply += 1
         if events is not None:
             events.append(CardPlayed(seat, card))
         if len(trick) < self.n:
             self.turn = self._next[seat]
             return
-        # The trick is complete (inlined: a method call per trick is measurable).
+        # The trick is complete. Its winner by core.trick.winning_play's rule, inlined
+        # (this runs once a trick; a call and an iterator there are measurable).
         plays = tuple(trick)
-        winner = winning_play(plays, self.trump)[0]
+        trump = self.trump
+        winner, best = plays[0]
+        suit = best // 13
+        for s, c in plays:
+            cs = c // 13
+            if cs == suit:
+                if c > best:
+                    winner, best = s, c
+            elif cs == trump:  # the first trump on a trick of another suit
+                winner, best, suit = s, c, cs
         if self._trick_extras:
             self._trick_extras_done(plays, winner)
         won = self.tricks_won
@@ -393,12 +449,23 @@ class Match:
         self.leader = self.turn = winner
         if events is not None:
             events.append(TrickWon(winner, plays, len(self.tricks), tuple(won)))
-        # Four players: most tricks cannot end a hand, so skip the general check.
-        if self.n == 4 and won[0] + won[2] < 7 and won[1] + won[3] < 7:
-            return
-        result = scoring.hand_result(self)
-        if result is not None:
-            self._end_hand(result, events)
+        if self.n == 4:  # most tricks cannot end a hand: two sums say so
+            ours, theirs = won[0] + won[2], won[1] + won[3]
+            if ours < TRICKS_TO_WIN and theirs < TRICKS_TO_WIN:
+                return
+            result: scoring.HandResult | None = scoring.four_player_result(
+                ours,
+                theirs,
+                self.hakem,  # type: ignore[arg-type]
+            )
+        else:
+            # No variant's hand ends before its seventh trick.
+            if len(self.tricks) < TRICKS_TO_WIN:
+                return
+            result = scoring.hand_result(self)
+            if result is None:
+                return
+        self._end_hand(result, events)
 
     # ------------------------------------------------------------- internals
 
@@ -511,10 +578,10 @@ class Match:
             self.phase = Phase.DISCARD
             return
         stock, hands = self.stock, self.hands
-        bit = _BITS.__getitem__
-        for seat_, start, end in _REST_OF_DEAL[self.n, seat]:
-            hands[seat_] |= sum(map(bit, stock[start:end]))
-        self.stock = stock[end:]
+        plan = _REST_OF_DEAL[self.n, seat]
+        for seat_, cards in enumerate(deal(stock, plan, self.n)):
+            hands[seat_] |= cards
+        self.stock = stock[len(plan) :]
         events.append(CardsDealt(self._counts()))
         self._begin_play(seat)
 
@@ -757,25 +824,48 @@ class Match:
         return cls.from_dict(json.loads(text))
 
     def copy(self) -> Match:
-        """An independent copy (cheap: lists are copied, values are immutable)."""
-        m = object.__new__(Match)
-        m.__dict__.update(self.__dict__)
-        for name in (
-            "hands",
-            "stock",
-            "discards",
-            "pile",
-            "trick",
-            "tricks",
-            "tricks_won",
-            "scores",
-            "card_points",
-            "bags",
-            "bids",
-            "blind",
-            "history",
-        ):
-            setattr(m, name, list(getattr(self, name)))
+        """An independent copy (cheap: lists are copied, values are immutable).
+
+        Written out attribute by attribute: searches copy a match for every card
+        they try, and this is several times faster than a loop over the names."""
+        m = object.__new__(self.__class__)
+        m.variant = self.variant
+        m.seed = self.seed
+        m.n = self.n
+        m._bidding = self._bidding
+        m._card_points = self._card_points
+        m._next = self._next
+        m._trick_extras = self._trick_extras
+        m._without = self._without
+        m.phase = self.phase
+        m.order = self.order
+        m.first_draw = self.first_draw
+        m.hand_no = self.hand_no
+        m.hakem = self.hakem
+        m.dealer = self.dealer
+        m.first = self.first
+        m.trump = self.trump
+        m.turn = self.turn
+        m.leader = self.leader
+        m.hands = list(self.hands)
+        m.stock = list(self.stock)
+        m.discards = list(self.discards)
+        m.pile = list(self.pile)
+        m.trick = list(self.trick)
+        m.tricks = list(self.tricks)
+        m.tricks_won = list(self.tricks_won)
+        m.scores = list(self.scores)
+        m.card_points = list(self.card_points)
+        m.bags = list(self.bags)
+        m.bids = list(self.bids)
+        m.blind = list(self.blind)
+        m.spades_broken = self.spades_broken
+        m.winner = self.winner
+        m.history = list(self.history)
+        m.ply = self.ply
+        extra = self.__dict__  # anything a subclass or a caller added
+        if extra:
+            m.__dict__.update(extra)
         return m
 
     @classmethod
@@ -817,19 +907,15 @@ class Match:
 _BITS = tuple(1 << i for i in range(52))
 
 
-def _rest_of_deal(n: int, hakem: int) -> tuple[tuple[int, int, int], ...]:
-    """Who receives which slice of the stock after trump is named: (seat, start,
-    end): the others' first five, then rounds of four, each from the hakem."""
+def _rest_of_deal(n: int, hakem: int) -> bytes:
+    """Who receives each card of the stock after trump is named (a plan for
+    :func:`~core.deck.deal`): the others' first five, then rounds of four, each
+    from the hakem."""
     order = [(hakem + i) % n for i in range(n)]
-    sizes = [(s, _FIRST_DEAL) for s in order[1:]]
+    seats = [s for s in order[1:] for _ in range(_FIRST_DEAL)]
     for _ in range(2 if n == 4 else 3):
-        sizes += [(s, 4) for s in order]
-    out = []
-    pos = 0
-    for s, k in sizes:
-        out.append((s, pos, pos + k))
-        pos += k
-    return tuple(out)
+        seats += [s for s in order for _ in range(4)]
+    return owners(seats)
 
 
 _REST_OF_DEAL = {(n, h): _rest_of_deal(n, h) for n in (3, 4) for h in range(n)}
