@@ -42,7 +42,9 @@ def test_deal_gives_each_card_to_its_planned_seat() -> None:
         k = rng.randrange(0, 53)
         seats = [rng.randrange(4) for _ in range(k)]
         got = deal(deck, owners(seats), 4)
-        assert got == [mask_of(c for c, s in zip(deck[:k], seats, strict=True) if s == t) for t in range(4)]
+        assert got == [
+            mask_of(c for c, s in zip(deck[:k], seats, strict=True) if s == t) for t in range(4)
+        ]
 
 
 VARIANTS = [Variant.four(), Variant.three(), Variant.two(), Variant.bidding()]
