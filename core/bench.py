@@ -17,6 +17,7 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Callable
 
 from .actions import ChooseTrump
 from .cards import SUIT_PATTERNS, Suit
@@ -134,9 +135,10 @@ _DEAL_PLANS = tuple(
 
 
 def bench_random(
-    seconds: float = 3.0, seed: int = 1
+    seconds: float = 3.0, seed: int = 1, engine: Callable[[int], int] | None = None
 ) -> tuple[tuple[int, float], tuple[int, float], float]:
-    """Random-legal self-play, the engine and the bit-mask loop playing each match
+    """Random-legal self-play, the engine (``engine``, by default
+    :func:`engine_match`) and the bit-mask loop playing each match
     in turn (the same match: the same hands), for about ``seconds`` of CPU in all.
 
     Returns ((engine hands, engine seconds), (loop hands, loop seconds), median of
@@ -146,6 +148,7 @@ def bench_random(
     spent waiting for a core is counted for neither; and the two take turns going
     first, since whichever runs second runs a few percent faster (warm caches)."""
     clock = time.process_time
+    play = engine or engine_match
     times = [0.0, 0.0]  # engine, loop
     hands = 0
     ratios = []
@@ -154,7 +157,7 @@ def bench_random(
         took = [0.0, 0.0]
         for side in (0, 1) if seed % 2 else (1, 0):
             t0 = clock()
-            h = (engine_match if side == 0 else bitmask_match)(seed)
+            h = (play if side == 0 else bitmask_match)(seed)
             took[side] = clock() - t0
         times[0] += took[0]
         times[1] += took[1]
@@ -164,12 +167,13 @@ def bench_random(
     return (hands, times[0]), (hands, times[1]), statistics.median(ratios)
 
 
-def same_hands(matches: int = 30, seed: int = 1) -> bool:
-    """Whether the engine and the bit-mask loop play the same hands, trick for trick."""
+def same_hands(matches: int = 30, seed: int = 1, engine: Callable[..., int] | None = None) -> bool:
+    """Whether the engine (by default :func:`engine_match`) and the bit-mask loop
+    play the same hands, trick for trick."""
     for s in range(seed, seed + matches):
         a: list[tuple[int, ...]] = []
         b: list[tuple[int, ...]] = []
-        engine_match(s, a)
+        (engine or engine_match)(s, a)
         bitmask_match(s, b)
         if a != b:
             return False
@@ -197,6 +201,11 @@ def bench_players(player: ComputerPlayer, seconds: float = 3.0, seed: int = 1) -
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time core.bench_floor: two calls per card and no records, against the loop",
+    )
     args = parser.parse_args(argv)
     if not same_hands():
         raise SystemExit("the engine and the bit-mask loop played different hands")
@@ -212,6 +221,17 @@ def main(argv: list[str] | None = None) -> None:
         f"per CPU second ({lh} hands)"
     )
     print(f"engine / loop: {engine / loop:.2f} (median of the matches: {median:.2f})")
+    if args.floor:
+        from .bench_floor import floor_match
+
+        if not same_hands(engine=floor_match):
+            raise SystemExit("core.bench_floor and the bit-mask loop played different hands")
+        (fh, ft), (lh, lt), median = bench_random(2 * args.seconds, engine=floor_match)
+        floor, loop = fh / ft, lh / lt
+        print(
+            f"two calls per card, no records (core.bench_floor): {floor:,.0f} 4-player hands "
+            f"per CPU second; / loop: {floor / loop:.2f} (median of the matches: {median:.2f})"
+        )
     from .players import make_player
 
     hands, elapsed = bench_players(make_player("normal0", seed=1), args.seconds)

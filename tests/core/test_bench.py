@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from core.bench import bitmask_match, engine_match, same_hands
+from core.bench_floor import floor_match
 from core.cards import mask_of
 from core.trick import winning_card, winning_index, winning_play
 
@@ -16,6 +17,10 @@ def test_bitmask_loop_plays_the_engines_hands() -> None:
     b: list[tuple[int, ...]] = []
     assert engine_match(7, a) == bitmask_match(7, b) == len(a)
     assert a == b and all(max(t[0] + t[2], t[1] + t[3]) == 7 for t in a)
+
+
+def test_floor_table_plays_the_same_hands() -> None:
+    assert same_hands(matches=20, seed=900, engine=floor_match)
 
 
 def test_one_pass_winners_agree_with_winning_card() -> None:
