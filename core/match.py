@@ -96,7 +96,17 @@ class TrickRecord(NamedTuple):
     winner: int
 
 
+# Phases as module constants: an attribute of an Enum class is looked up through
+# EnumType's __getattr__ hook, about nine times slower than a global here.
+_NEW = Phase.NEW
+_TRUMP = Phase.TRUMP
+_DISCARD = Phase.DISCARD
+_DRAW = Phase.DRAW
+_BLIND = Phase.BLIND
+_EXCHANGE = Phase.EXCHANGE
+_BID = Phase.BID
 _PLAY = Phase.PLAY
+_OVER = Phase.OVER
 _tuple_new = tuple.__new__
 
 #: A match's whole state (copied by :meth:`Match.copy`).
@@ -209,7 +219,7 @@ class Match:
         self._next = tuple((s + 1) % n for s in range(n))
         self._trick_extras = self._bidding or self._card_points
         self._without = v.removed_two if v.deck_size == 51 else None  # the removed 2
-        self.phase = Phase.NEW
+        self.phase = _NEW
         self.order: tuple[int, ...] = tuple(range(n))
         self.first_draw: tuple[tuple[int, Card], ...] = ()
         self.hand_no = 0
@@ -249,7 +259,7 @@ class Match:
 
     @property
     def is_over(self) -> bool:
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     def side_of(self, seat: int) -> int:
         return self.variant.side_of(seat)
@@ -290,20 +300,20 @@ class Match:
         if seat != self.turn:
             return []
         p = self.phase
-        if p is Phase.PLAY:
+        if p is _PLAY:
             return [PlayCard(c) for c in cards_in(self._playable(seat))]
-        if p is Phase.TRUMP:
+        if p is _TRUMP:
             return [ChooseTrump(s) for s in Suit]
-        if p is Phase.DISCARD:
+        if p is _DISCARD:
             return [Discard(pair) for pair in itertools.combinations(self.hand_of(seat), 2)]
-        if p is Phase.DRAW:
+        if p is _DRAW:
             return [Draw(True), Draw(False)]
-        if p is Phase.BLIND:
+        if p is _BLIND:
             return [DeclareBlind(False), DeclareBlind(True)]
-        if p is Phase.EXCHANGE:
+        if p is _EXCHANGE:
             hand = self.hand_of(seat)
             return [Exchange(cs) for k in range(4) for cs in itertools.combinations(hand, k)]
-        if p is Phase.BID:
+        if p is _BID:
             return [Bid(t) for t in range(14)]
         return []
 
@@ -314,7 +324,7 @@ class Match:
         mine = seat is not None
         top = (
             self.stock[0]
-            if mine and self.phase is Phase.DRAW and seat == self.turn and self.stock
+            if mine and self.phase is _DRAW and seat == self.turn and self.stock
             else None
         )
         return SeatView(
@@ -349,11 +359,10 @@ class Match:
 
     def start(self) -> list[Event]:
         """Choose the first hakem (or first drawer) and deal the first hand."""
-        if self.phase is not Phase.NEW:
+        if self.phase is not _NEW:
             raise IllegalAction(ErrorCode.WRONG_PHASE, "already started")
         events: list[Event] = []
-        v = self.variant
-        if v.kind is Kind.BIDDING:
+        if self._bidding:
             self.first = deck_rng(self.seed, "first").randrange(2)
         else:
             self._draw_for_hakem(events)
@@ -368,7 +377,7 @@ class Match:
         """
         if not isinstance(seat, int) or not 0 <= seat < self.n:
             raise IllegalAction(ErrorCode.NO_SUCH_SEAT)
-        if self.phase is Phase.OVER:
+        if self.phase is _OVER:
             raise IllegalAction(ErrorCode.MATCH_OVER)
         events: list[Event] = []
         kind = type(action)
@@ -527,7 +536,7 @@ class Match:
             self.trump = Suit.SPADES
             if events is not None:
                 events.append(HandStarted(self.hand_no, None, self.dealer, first))
-            self.phase = Phase.BLIND
+            self.phase = _BLIND
             self.turn = 1 - first  # the second player declares and bids first
             return
         hakem = self.hakem
@@ -544,7 +553,7 @@ class Match:
             self._deal(hakem, _FIRST_DEAL)
         if events is not None:
             events.append(CardsDealt(self._counts()))
-        self.phase = Phase.TRUMP
+        self.phase = _TRUMP
         self.turn = hakem
 
     def _from(self, seat: int) -> list[int]:
@@ -567,7 +576,7 @@ class Match:
         self.trump = suit
         events.append(TrumpChosen(seat, suit))
         if self.n == 2:
-            self.phase = Phase.DISCARD
+            self.phase = _DISCARD
             return
         stock, hands = self.stock, self.hands
         plan = _REST_OF_DEAL[self.n, seat]
@@ -578,7 +587,7 @@ class Match:
         self._begin_play(seat)
 
     def _begin_play(self, leader: int) -> None:
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
         self.turn = self.leader = leader
 
     def _own_cards(self, seat: int, cards: Iterable[Any], code: ErrorCode) -> CardSet:
@@ -600,7 +609,7 @@ class Match:
         events.append(Discarded(seat, 2))
         other = 1 - seat
         if self.discards[other]:
-            self.phase = Phase.DRAW
+            self.phase = _DRAW
             self.turn = self.hakem
         else:
             self.turn = other
@@ -611,12 +620,12 @@ class Match:
         kept, dropped = (first, second) if action.keep else (second, first)
         self.hands[seat] |= 1 << kept
         self.discards[seat] |= 1 << dropped
-        if self.variant.kind is Kind.BIDDING:
+        if self._bidding:
             self.pile.append(dropped)
         events.append(Drew(seat, len(self.stock)))
         size = self.variant.hand_size
         if all(h.bit_count() == size for h in self.hands):
-            if self.variant.kind is Kind.BIDDING:
+            if self._bidding:
                 self._after_draw_bidding(events)
             else:
                 events.append(CardsDealt(self._counts()))
@@ -637,14 +646,14 @@ class Match:
         if seat == self._second():
             self.turn = self.first
         else:
-            self.phase = Phase.DRAW
+            self.phase = _DRAW
             self.turn = self.first
 
     def _after_draw_bidding(self, events: list[Event]) -> None:
         events.append(CardsDealt(self._counts()))
         for seat in (self._second(), self.first):
             if self.blind[seat]:
-                self.phase, self.turn = Phase.EXCHANGE, seat
+                self.phase, self.turn = _EXCHANGE, seat
                 return
         self._next_bidder(events)
 
@@ -674,7 +683,7 @@ class Match:
     def _next_bidder(self, events: list[Event]) -> None:
         for seat in (self._second(), self.first):
             if self.bids[seat] is None:  # type: ignore[index]
-                self.phase, self.turn = Phase.BID, seat
+                self.phase, self.turn = _BID, seat
                 return
         self._begin_play(self._second())
 
@@ -719,12 +728,12 @@ class Match:
         winner = scoring.match_winner(v, self.scores)
         if winner is not None:
             self.winner = winner
-            self.phase = Phase.OVER
+            self.phase = _OVER
             self.turn = None
             if events is not None:
                 events.append(MatchEnded(winner, tuple(self.scores)))
             return
-        if v.kind is Kind.BIDDING:
+        if self._bidding:
             self.first = 1 - self.first  # type: ignore[operator]
         else:
             self.hakem = scoring.next_hakem(v, self.hakem, result.winner)  # type: ignore[arg-type]

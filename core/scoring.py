@@ -32,6 +32,7 @@ KOT_POINTS = 2
 HAKEM_KOT_POINTS = 3
 BAGS_PER_PENALTY = 10
 BAG_PENALTY = 100
+_BIDDING = Kind.BIDDING  # a global: an Enum class's attributes are slow to look up
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,7 @@ class HandResult:
 def hand_result(match: Match) -> HandResult | None:
     """The result of the hand in progress, or None while it goes on."""
     v = match.variant
-    if v.kind is Kind.BIDDING:
+    if v.kind is _BIDDING:
         if len(match.tricks) < 13:
             return None
         points, bags = bidding_points(match.bids, match.blind, match.tricks_won, match.bags)
