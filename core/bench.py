@@ -5,9 +5,12 @@ legal-move generator and ``push`` (``legal_cards`` + ``push``, as python-chess's
 ``legal_moves`` + ``push``), the calls a search makes. Its yardstick is a minimal
 loop on bit masks (:func:`bitmask_match`) that plays *the same hands*: the same
 decks, trump choices and random cards, so the same tricks (checked before timing).
-The two run in turns in the same process, so load on the machine hits both alike,
-and the ratio engine / loop is printed with the load average. The rule-based figure
-goes through ``view`` and ``apply`` with full validation, as a table does.
+Both deal with :func:`core.deck.deal`, so the deal is not what is compared. The two
+run in turns in the same process, so load on the machine hits both alike, and the
+ratio engine / loop is printed with the load average. ``--floor`` adds
+:mod:`core.bench_floor`, the most an engine with two calls per card can reach. The
+rule-based figure goes through ``view`` and ``apply`` with full validation, as a
+table does.
 """
 
 from __future__ import annotations
