@@ -11,10 +11,11 @@ import random
 import secrets
 import sys
 from array import array
+from collections.abc import Iterable, Sequence
 
-from .cards import CARDS, Card
+from .cards import CARDS, Card, CardSet
 
-__all__ = ["deck_rng", "shuffled_deck"]
+__all__ = ["deal", "deck_rng", "owners", "shuffled_deck"]
 
 _SECURE = secrets.SystemRandom()
 
@@ -41,3 +42,25 @@ def shuffled_deck(seed: int | None, label: str, without: Card | None = None) -> 
     if without is not None:
         deck.remove(without)
     return deck
+
+
+# Dealing without a Python loop per card: ``bytes.maketrans`` maps each dealt card to
+# its seat's byte, ``translate`` lists the seat of every card from 51 down to 0, and
+# per seat a second ``translate`` turns that into a binary numeral that ``int(.., 2)``
+# reads as the seat's card set. Seat bytes start at 0x80, above every card index, so
+# a card not dealt keeps its own byte (< 52) and belongs to nobody.
+_SEAT0 = 0x80
+_HIGH_FIRST = bytes(range(51, -1, -1))
+_DIGITS = tuple(bytes(0x31 if b == _SEAT0 + s else 0x30 for b in range(256)) for s in range(4))
+
+
+def owners(seats: Iterable[int]) -> bytes:
+    """The plan of a deal for :func:`deal`: the seat receiving each card, in order."""
+    return bytes(_SEAT0 + s for s in seats)
+
+
+def deal(cards: Sequence[int], plan: bytes, players: int) -> list[CardSet]:
+    """Each seat's card set when ``cards[i]`` goes to the seat ``plan[i]`` names
+    (``plan`` from :func:`owners`, no longer than ``cards``)."""
+    by_card = _HIGH_FIRST.translate(bytes.maketrans(bytes(cards[: len(plan)]), plan))
+    return [int(by_card.translate(_DIGITS[s]), 2) for s in range(players)]

@@ -19,6 +19,7 @@ __all__ = [
     "TRICKS_TO_WIN",
     "HandResult",
     "bidding_points",
+    "four_player_result",
     "hand_result",
     "match_winner",
     "next_hakem",
@@ -31,6 +32,7 @@ KOT_POINTS = 2
 HAKEM_KOT_POINTS = 3
 BAGS_PER_PENALTY = 10
 BAG_PENALTY = 100
+_BIDDING = Kind.BIDDING  # a global: an Enum class's attributes are slow to look up
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,7 @@ class HandResult:
 def hand_result(match: Match) -> HandResult | None:
     """The result of the hand in progress, or None while it goes on."""
     v = match.variant
-    if v.kind is Kind.BIDDING:
+    if v.kind is _BIDDING:
         if len(match.tricks) < 13:
             return None
         points, bags = bidding_points(match.bids, match.blind, match.tricks_won, match.bags)
@@ -54,15 +56,23 @@ def hand_result(match: Match) -> HandResult | None:
         return three_player_result(match.tricks_won, match.hakem, v.tricks_per_hand)
     won = match.tricks_won
     if v.players == 4:
-        side_tricks = [won[0] + won[2], won[1] + won[3]]
-    else:
-        side_tricks = [0] * v.sides
-        for seat, t in enumerate(won):
-            side_tricks[v.side_of(seat)] += t
+        return four_player_result(won[0] + won[2], won[1] + won[3], match.hakem)  # type: ignore[arg-type]
+    side_tricks = [0] * v.sides
+    for seat, t in enumerate(won):
+        side_tricks[v.side_of(seat)] += t
     for side, t in enumerate(side_tricks):
         if t >= TRICKS_TO_WIN:
             hakem_side = v.side_of(match.hakem)  # type: ignore[arg-type]
             return _sided_result(v.sides, side, hakem_side, lost_all=sum(side_tricks) == t)
+    return None
+
+
+def four_player_result(side0: int, side1: int, hakem: int) -> HandResult | None:
+    """Four players, from the tricks of each side (seats 0 and 2, seats 1 and 3)."""
+    if side0 >= TRICKS_TO_WIN:
+        return _sided_result(2, 0, hakem & 1, lost_all=side1 == 0)
+    if side1 >= TRICKS_TO_WIN:
+        return _sided_result(2, 1, hakem & 1, lost_all=side0 == 0)
     return None
 
 
@@ -157,9 +167,10 @@ def match_winner(v: Variant, scores: Sequence[int]) -> int | None:
     Bidding variant: when both sides pass the target in one hand the higher score
     wins, and an exact tie plays on.
     """
-    over = [s for s, p in enumerate(scores) if p >= v.target]
-    if not over:
+    target = v.target
+    if max(scores) < target:  # the usual case, without building a list
         return None
+    over = [s for s, p in enumerate(scores) if p >= target]
     best = max(scores[s] for s in over)
     top = [s for s in over if scores[s] == best]
     return top[0] if len(top) == 1 else None

@@ -26,10 +26,21 @@ def winning_card(cards: CardSet, led: int, trump: int | None) -> Card:
 
 
 def winning_index(cards: Sequence[int], trump: int | None) -> int:
-    """Index into ``cards`` (in playing order) of the card that takes the trick."""
-    return list(cards).index(
-        winning_card(sum(map(_BITS.__getitem__, cards)), cards[0] // 13, trump)
-    )
+    """Index into ``cards`` (in playing order) of the card that takes the trick: the
+    rule of :func:`winning_card` as one pass (rule-based players ask this for every
+    card they consider, in every playout)."""
+    best = cards[0]
+    suit = best // 13
+    win = i = 0
+    for c in cards:  # a counter of our own: enumerate() measured 25% slower here
+        s = c // 13
+        if s == suit:
+            if c > best:
+                best, win = c, i
+        elif s == trump:  # the first trump on a trick of another suit
+            best, win, suit = c, i, s
+        i += 1  # noqa: SIM113
+    return win
 
 
 def trick_winner(plays: Sequence[tuple[int, Card]], trump: int | None) -> int:

@@ -8,7 +8,8 @@ import random
 import pytest
 
 from core import CARDS, HakemRule, Match, Phase, Variant, parse_card
-from core.deck import deck_rng, shuffled_deck
+from core.cards import mask_of
+from core.deck import deal, deck_rng, owners, shuffled_deck
 from tests.core.helpers import deck_of, play_random_until
 
 
@@ -32,6 +33,18 @@ def test_shuffle_without_a_card() -> None:
     two = parse_card("2D")
     deck = shuffled_deck(5, "x", without=two)
     assert len(deck) == 51 and two not in deck and len(set(deck)) == 51
+
+
+def test_deal_gives_each_card_to_its_planned_seat() -> None:
+    rng = random.Random(4)
+    for i in range(200):
+        deck = shuffled_deck(i, "x")
+        k = rng.randrange(0, 53)
+        seats = [rng.randrange(4) for _ in range(k)]
+        got = deal(deck, owners(seats), 4)
+        assert got == [
+            mask_of(c for c, s in zip(deck[:k], seats, strict=True) if s == t) for t in range(4)
+        ]
 
 
 VARIANTS = [Variant.four(), Variant.three(), Variant.two(), Variant.bidding()]

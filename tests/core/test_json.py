@@ -94,6 +94,25 @@ def test_copy_is_independent() -> None:
     assert c.to_json() != before
 
 
+def test_copy_copies_every_attribute() -> None:
+    """``copy`` is written out by hand for speed: a state attribute it forgot would
+    be missing (or shared) in the copy."""
+    from core.match import _STATE
+
+    m, _ = Match.new(Variant.four(), seed=3)
+    m.apply(m.turn, ChooseTrump(Suit.SPADES))
+    m.push(m.legal_cards()[0])
+    m.note = "a caller's own attribute"  # type: ignore[attr-defined]
+    c = m.copy()
+    assert type(c) is Match and c.note == m.note  # type: ignore[attr-defined]
+    for name in _STATE:
+        value = getattr(m, name)
+        assert getattr(c, name) == value, name
+        if isinstance(value, list):
+            assert getattr(c, name) is not value, name
+    assert set(_STATE) >= {a for a in Match.__slots__ if not a.startswith("__")}
+
+
 def test_actions_round_trip() -> None:
     actions = [
         ChooseTrump(Suit.HEARTS),
