@@ -372,17 +372,25 @@ async def _final_checks(runner, table, chat_id: int, watermark: int, report: Cha
         problems.append(f"the match was recorded {results} times")
     if left:
         problems.append(f"{left} decided message(s) were never sent")
+    # A table brought back down (reposts.py) leaves its old message deleted: only what
+    # is still in the group counts. A deleted result would show as one too few.
     announcements = [
         m.text
-        for m in runner.emu.chat_log(chat_id)
+        for m in runner.emu.chat_log(chat_id, include_deleted=False)
         if m.from_bot and m.message_id > watermark and m.message_id != game.table_message_id
     ]
     report.group_messages = len(announcements)
     if len(set(announcements)) != len(announcements):
         problems.append("a group message was sent twice")
     if len(announcements) != report.hands + 1:
+        listing = "; ".join(
+            f"#{m.message_id}{' (deleted)' if m.deleted else ''}: {(m.text or '')[:60]!r}"
+            for m in runner.emu.chat_log(chat_id)
+            if m.from_bot and m.message_id > watermark and m.message_id != game.table_message_id
+        )
         problems.append(
-            f"{len(announcements)} results posted for {report.hands} hands and the match"
+            f"{len(announcements)} results posted for {report.hands} hands and the match:"
+            f" {listing}"
         )
     table.check_group_shows_no_hand(match)
 
