@@ -8,7 +8,8 @@ joining and leaving, the bot removed) between real moves, against the real
 Application and the Bot API emulator, until the people have sent ``--updates``
 updates. Every check of ``tests/bot/fuzzer.py`` runs after every burst; the first
 failure stops the run with its report (exit status 1). Prints the counts, the time
-taken and the machine's load average.
+taken, press->answer percentiles and the machine's load average. SIGINT or SIGTERM
+stops it after the current batch, with the same report.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -62,9 +64,12 @@ def main(argv: list[str] | None = None) -> int:
             loop.run(fuzz.play(bursts))
 
         status = 0
+        stopping: list[int] = []
+        for sig in (signal.SIGINT, signal.SIGTERM):  # stop after the batch, with the report
+            signal.signal(sig, lambda signum, _frame: stopping.append(signum))
         try:
             loop.run(fuzz.start())
-            while sent(emu) < args.updates:
+            while sent(emu) < args.updates and not stopping:
                 batch()
                 elapsed = time.monotonic() - started
                 print(
@@ -83,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             loop.run(emu.stop())
             loop.run(stack.aclose())
         elapsed = time.monotonic() - started
+        if stopping:
+            print(f"\nstopped by signal {stopping[0]} before --updates {args.updates}")
         print(f"\ndatabase: {args.db}; updates sent: {sent(emu)} in {elapsed:.0f} s")
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name, count in sorted(fuzz.counts.items()):

@@ -26,6 +26,7 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from hypothesis import strategies as st
@@ -35,9 +36,14 @@ from core import Match
 from telegram_bot import callbacks as cb
 from telegram_bot.emulator import BotApiEmulator, SimulationError
 from telegram_bot.simulation import BotRunner, Table, by_level
-from telegram_bot.storage.models import Game
+from telegram_bot.storage.models import FINISHED, Game
 
 __all__ = ["Fuzz", "FuzzFailure", "program"]
+
+#: How far back people reach for old buttons and messages: the last groups (each an
+#: earlier match) and each chat's newest messages.
+RECENT_GROUPS = 4
+RECENT_MESSAGES = 150
 
 # ------------------------------------------------------------------ what people do
 
@@ -221,7 +227,9 @@ class Fuzz:
         await emu.press(owner, group.id, lobby, f"s:{game.id}")
         await runner.settle()
         self.matches += 1
-        self.strategies = {p.id: by_level("normal0", seed=p.id + self.matches) for p in self.players}
+        self.strategies = {
+            p.id: by_level("normal0", seed=p.id + self.matches) for p in self.players
+        }
         self.counts["matches"] += 1
 
     async def _step(self) -> None:
@@ -233,18 +241,26 @@ class Fuzz:
     # -------------------------------------------------------------- snapshots
 
     async def _games(self) -> dict[str, tuple]:
+        """Every stored game: whole for open ones, status and move for finished ones.
+
+        A finished game only changes through a move (which counts up ``move``), and
+        reading every finished game whole after every burst made a long run slower
+        with every match it played."""
         async with self.runner.service.sessions() as s:
-            rows = (await s.execute(select(Game))).scalars().all()
-            return {
-                g.id: (
+            done = await s.execute(
+                select(Game.id, Game.status, Game.move).where(Game.status == FINISHED)
+            )
+            games: dict[str, tuple] = {i: (status, move) for i, status, move in done}
+            rows = (await s.execute(select(Game).where(Game.status != FINISHED))).scalars()
+            for g in rows:
+                games[g.id] = (
                     g.status,
                     g.move,
                     json.dumps(g.state, sort_keys=True),
                     json.dumps(g.seats),
                     json.dumps(g.settings, sort_keys=True),
                 )
-                for g in rows
-            }
+            return games
 
     async def _game_ids(self) -> list[str]:
         return sorted(await self._games())
@@ -340,7 +356,8 @@ class Fuzz:
         if kind == "old_inline":
             who, which = args
             user = self.people[who]
-            offered = [r for a in emu.inline_answers.values() if a.user is user for r in a]
+            answers = islice(reversed(emu.inline_answers.values()), RECENT_MESSAGES)
+            offered = [r for a in answers if a.user is user for r in a]
             if not offered:
                 return False
             await emu.choose_inline_result(
@@ -358,8 +375,8 @@ class Fuzz:
             user = self.people[who]
             mine = [
                 m
-                for c in (user.private_chat, *self.groups)
-                for m in emu.chat_log(c)
+                for c in (user.private_chat, *self.groups[-RECENT_GROUPS:])
+                for m in self._recent(c)
                 if m.sender is user and m.sticker is None and m.service is None
             ]
             if not mine:
@@ -400,11 +417,27 @@ class Fuzz:
         stored = self._before.get(game_id)
         return stored[1] if stored else 0
 
+    def _reach(self, user: Any) -> list[Any]:
+        """The chats this person can press in: their private chat and the recent
+        groups they are in (old games' groups included, up to RECENT_GROUPS)."""
+        groups = [g for g in self.groups[-RECENT_GROUPS:] if g.is_member(user)]
+        return [user.private_chat, *groups]
+
+    def _recent(self, chat: Any) -> list[Any]:
+        """The chat's newest RECENT_MESSAGES messages, oldest first: a long run's
+        private chats hold tens of thousands, and scanning them all for every op made
+        the run slower with every match."""
+        messages = self.emu.chat(chat).messages
+        newest = sorted(
+            islice(reversed(messages.values()), RECENT_MESSAGES * 2), key=lambda m: m.message_id
+        )
+        return newest[-RECENT_MESSAGES:]
+
     def _message_for(self, user: Any, where: int) -> tuple[Any, Any]:
         """A message this person can press on: in their private chat or a group."""
-        chats = [user.private_chat] + [g for g in self.groups if g.is_member(user)]
+        chats = self._reach(user)
         chat = chats[where % len(chats)]
-        messages = [m for m in self.emu.chat_log(chat) if not m.deleted]
+        messages = [m for m in self._recent(chat) if not m.deleted]
         if not messages:
             raise SimulationError("nothing to press on")
         return chat, messages[(where // len(chats)) % len(messages)]
@@ -413,8 +446,8 @@ class Fuzz:
         """Any button that any version of a bot message this person can see ever had
         (their private chat's, the groups' they are in: old games' too)."""
         found = []
-        for chat in [user.private_chat, *(g for g in self.groups if g.is_member(user))]:
-            for message in self.emu.chat_log(chat):
+        for chat in self._reach(user):
+            for message in self._recent(chat):
                 if message.from_bot and not message.deleted:
                     for version in message.versions:
                         for row in (version.reply_markup or {}).get("inline_keyboard", []):
