@@ -95,23 +95,52 @@ class Outbox:
         self.stats: Counter[str] = Counter()
         # The newest message id seen per chat (see telegram_bot.reposts).
         self._newest: OrderedDict[int, int] = OrderedDict()
-        # Edit rows committed and not yet carried out, per target (a count that may
-        # run low after a restart or a race: it only spares a DELETE, see edit()).
-        self._queued: dict[str, int] = {}
+        # Without ``shared`` this process is the only one writing and carrying out
+        # rows: what it committed is kept here too (chat -> row id -> row), so a drain
+        # reads the database only for a chat in ``_unread`` (rows left by an earlier
+        # run, or a drain that failed); what a slot names is remembered likewise.
+        self._rows: dict[int, dict[int, _Row]] = {}
+        self._unread: set[int] = set()
+        # Chats with a transaction committing rows, and the rows of theirs a drain
+        # read in the meantime (not to be kept in memory as well: carried out twice).
+        self._committing: dict[int, int] = {}
+        self._read_early: dict[int, set[int]] = {}
+        self._slots: OrderedDict[str, int | None] = OrderedDict()
+        # Rows carried out whose deletion is not written yet (see _cleanup).
+        self._done: list[int] = []
+        self._done_ids: set[int] = set()
+        self._cleaner: asyncio.Task[None] | None = None
+        self._cleanup_timer: asyncio.TimerHandle | None = None
 
     # -------------------------------------------------------------- deciding
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A transaction whose outbox rows are drained once it has committed."""
-        async with self.sessions.begin() as s:
-            s.info["outbox_chats"] = set()
-            s.info["outbox_wanted"] = {}
-            s.info["outbox_rows"] = []
-            s.info["outbox_replaced"] = {}
-            yield s
-            await self._write(s)
-        self._committed(s)
+        committing: set[int] = set()
+        try:
+            async with self.sessions.begin() as s:
+                s.info["outbox_chats"] = set()
+                s.info["outbox_wanted"] = {}
+                s.info["outbox_rows"] = []
+                s.info["outbox_replaced"] = {}
+                yield s
+                await self._write(s)
+                if not self.shared:
+                    # From here its rows may be read by a drain before this process
+                    # learns of the commit (see _committed).
+                    committing = set(s.info["outbox_chats"])
+                    for chat_id in committing:
+                        self._committing[chat_id] = self._committing.get(chat_id, 0) + 1
+            self._committed(s)
+        finally:
+            for chat_id in committing:
+                left = self._committing[chat_id] - 1
+                if left:
+                    self._committing[chat_id] = left
+                else:
+                    del self._committing[chat_id]
+                    self._read_early.pop(chat_id, None)
 
     async def _write(self, s: AsyncSession) -> None:
         """The rows decided in this transaction, written just before its commit: one
@@ -121,45 +150,47 @@ class Outbox:
         replaced: dict[str, tuple[int, str | None, int | None]] = s.info["outbox_replaced"]
         if replaced:
             await s.execute(
-                delete(OutboxMessage).where(
-                    OutboxMessage.op == "edit",
+                delete(_OUTBOX).where(
+                    _OUTBOX.c.op == "edit",
                     or_(
                         *(
-                            (OutboxMessage.chat_id == chat_id)
+                            (_OUTBOX.c.chat_id == chat_id)
                             & (
-                                OutboxMessage.slot == slot
+                                _OUTBOX.c.slot == slot
                                 if slot is not None
-                                else OutboxMessage.message_id == message_id
+                                else _OUTBOX.c.message_id == message_id
                             )
                             for chat_id, slot, message_id in replaced.values()
                         )
                     ),
                 )
             )
-        if rows:
-            now = utcnow()
-            await s.execute(
-                insert(OutboxMessage),
-                [
-                    {"message_id": None, "slot": None, "text": None, "markup": None}
-                    | row
-                    | {"created_at": now}
-                    for row in rows
-                ],
-            )
+        if not rows:
+            return
+        now = utcnow()
+        values = [{**_EMPTY_ROW, **row, "created_at": now} for row in rows]
+        if self.shared:
+            await s.execute(insert(_OUTBOX), values)
+        else:
+            s.info["outbox_ids"] = await _insert_ids(s, values)
 
     def _committed(self, s: AsyncSession) -> None:
-        for target in s.info.pop("outbox_replaced", {}):
-            self._queued.pop(target, None)  # deleted with the commit
         for target, sig in s.info.pop("outbox_wanted", {}).items():
             if sig is None:
                 self._wanted.pop(target, None)
             else:
                 self._wanted.remember(target, sig)
-        for row in s.info.pop("outbox_rows", ()):
-            if row["op"] == "edit":
-                target = _target(row["chat_id"], row["slot"], row["message_id"])
-                self._queued[target] = self._queued.get(target, 0) + 1
+        if not self.shared:
+            for chat_id, slot, message_id in s.info["outbox_replaced"].values():
+                rows = self._rows.get(chat_id, {})
+                for row in [r for r in rows.values() if r.replaced_by(slot, message_id)]:
+                    del rows[row.id]  # deleted with the commit
+            ids = s.info.get("outbox_ids", [])
+            for row_id, row in zip(ids, s.info["outbox_rows"], strict=True):
+                chat_id = row["chat_id"]
+                if chat_id in self._unread or row_id in self._read_early.get(chat_id, ()):
+                    continue  # a drain reads it from the database (or has read it)
+                self._rows.setdefault(chat_id, {})[row_id] = _Row(id=row_id, **row)
         for chat_id in s.info.pop("outbox_chats", ()):
             self.kick(chat_id)
 
@@ -213,19 +244,17 @@ class Outbox:
             return
         rows = self._note(s, chat_id)
         # Only the newest state of a message is worth sending: an edit of it decided
-        # earlier in this transaction is dropped, and one committed earlier is deleted
-        # with the commit. (Without ``shared``, only when one is known to be waiting:
-        # a stale edit left over is harmless, as rows go out in order and the drain
-        # skips an edit followed by a newer one.)
+        # earlier in this transaction is dropped, and one committed earlier and still
+        # waiting is deleted with the commit.
         rows[:] = [
             r
             for r in rows
             if not (
                 r["op"] == "edit"
-                and (r["chat_id"], r["slot"], r["message_id"]) == (chat_id, slot, message_id)
+                and (r["chat_id"], r["slot"], r.get("message_id")) == (chat_id, slot, message_id)
             )
         ]
-        if self.shared or self._queued.get(target):
+        if self._may_wait(chat_id, slot, message_id):
             s.info["outbox_replaced"][target] = (chat_id, slot, message_id)
         rows.append(
             {
@@ -238,6 +267,13 @@ class Outbox:
             }
         )
         wanted[target] = sig
+
+    def _may_wait(self, chat_id: int, slot: str | None, message_id: int | None) -> bool:
+        """Might an edit of this message be stored and not carried out yet?"""
+        if self.shared or chat_id in self._unread:
+            return True
+        rows = self._rows.get(chat_id)
+        return bool(rows) and any(r.replaced_by(slot, message_id) for r in rows.values())
 
     async def delete(
         self,
@@ -268,7 +304,7 @@ class Outbox:
         """Forget what the chat's messages show (they may be stale): the next edit of
         each is sent even if it looks unchanged."""
         prefix = f"{chat_id}/"
-        for lru in (self._shown, self._wanted, self._queued):
+        for lru in (self._shown, self._wanted):
             for key in [k for k in lru if k.startswith(prefix)]:
                 del lru[key]
         if self.shared:
@@ -290,27 +326,28 @@ class Outbox:
         """After a (re)start: drain what an earlier run decided and did not send."""
         self._closing = False
         async with self.sessions() as s:
-            chats = (await s.scalars(select(OutboxMessage.chat_id).distinct())).all()
+            chats = (await s.scalars(select(_OUTBOX.c.chat_id).distinct())).all()
         for chat_id in chats:
+            self._unread.add(chat_id)
             self.kick(chat_id)
         return len(chats)
 
+    def _busy(self, private_only: bool) -> list[asyncio.Task[Any]]:
+        tasks: list[asyncio.Task[Any]] = [
+            t for c, t in self._drains.items() if not t.done() and (c > 0 or not private_only)
+        ]
+        if self._cleaner is not None and not self._cleaner.done():
+            tasks.append(self._cleaner)
+        return tasks
+
     def pending(self, private_only: bool = False) -> int:
-        """Chats whose messages are still being carried out (``private_only``: of people)."""
-        return sum(
-            1
-            for chat_id, task in self._drains.items()
-            if not task.done() and (chat_id > 0 or not private_only)
-        )
+        """Chats whose messages are still being carried out (``private_only``: of people),
+        and the deletion of rows carried out, while it is being written."""
+        return len(self._busy(private_only))
 
     async def idle(self, private_only: bool = False) -> None:
         """Until every decided message is out (or, ``private_only``, those to people)."""
-        while True:
-            tasks = [
-                t for c, t in self._drains.items() if not t.done() and (c > 0 or not private_only)
-            ]
-            if not tasks:
-                return
+        while tasks := self._busy(private_only):
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self, timeout: float = 10.0) -> None:
@@ -327,17 +364,27 @@ class Outbox:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._drains.clear()
+        if self._cleanup_timer is not None:
+            self._cleanup_timer.cancel()
+            self._cleanup_timer = None
+        if self._cleaner is not None:
+            await asyncio.gather(self._cleaner, return_exceptions=True)
+        await self._cleanup()
 
     async def run_poll(self, interval: float = 1.0) -> None:
         """Forever: drain chats whose rows nobody is carrying out (decided by another
-        process, or left by one that died)."""
+        process, or left by one that died or by a drain that failed)."""
         while True:
             try:
+                query = select(_OUTBOX.c.chat_id).distinct().limit(500)
+                if self._done_ids:  # carried out, their deletion not written yet
+                    query = query.where(_OUTBOX.c.id.not_in(list(self._done_ids)))
                 async with self.sessions() as s:
-                    chats = (
-                        await s.scalars(select(OutboxMessage.chat_id).distinct().limit(500))
-                    ).all()
+                    chats = (await s.scalars(query)).all()
                 for chat_id in chats:
+                    task = self._drains.get(chat_id)
+                    if not self.shared and (task is None or task.done()):
+                        self._unread.add(chat_id)
                     self.kick(chat_id)
             except asyncio.CancelledError:
                 raise
@@ -346,12 +393,12 @@ class Outbox:
             await asyncio.sleep(interval)
 
     async def _drain(self, chat_id: int) -> None:
-        if not self.shared:
-            await self._drain_rows(chat_id)
-            return
-        # One drain per chat across processes: the chat's advisory lock, held by this
-        # session's connection (released by the database if this process dies).
         try:
+            if not self.shared:
+                await self._drain_rows(chat_id)
+                return
+            # One drain per chat across processes: the chat's advisory lock, held by
+            # this session's connection (released by the database if this process dies).
             async with self.sessions() as lock:
                 key = func.pg_try_advisory_lock(chat_id)
                 if not await lock.scalar(select(key)):
@@ -363,25 +410,61 @@ class Outbox:
         finally:
             if self._drains.get(chat_id) is asyncio.current_task():
                 del self._drains[chat_id]
+            self._clean_soon()
 
-    async def _read_batch(self, chat_id: int) -> _Batch:
-        """The chat's next rows, what their slots name and (shared) what their
-        messages show: one session, three reads at most."""
+    async def _drain_rows(self, chat_id: int) -> None:
+        try:
+            while True:
+                self._rekicked.discard(chat_id)
+                batch = await self._next_batch(chat_id)
+                if not batch.rows:
+                    if chat_id in self._rekicked:
+                        continue
+                    return
+                if not await self._carry_out(batch) and batch.read:
+                    self._unread.add(chat_id)  # changed in the database: read it again
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a database error: the rows stay; the next kick retries
+            log.exception("outbox drain of chat %s failed", chat_id)
+            if not self.shared:
+                self._unread.add(chat_id)
+        finally:
+            if not self._rows.get(chat_id, True):
+                del self._rows[chat_id]
+
+    async def _next_batch(self, chat_id: int) -> _Batch:
+        """The chat's next rows, with what their slots name and (shared) what their
+        messages show: kept in memory, or read in one session."""
+        if not self.shared and chat_id not in self._unread:
+            rows = sorted(self._rows.get(chat_id, {}).values(), key=_row_id)[:_BATCH]
+            batch = _Batch(rows, read=False)
+            missing = {
+                repo.slot_game_id(r.slot)
+                for r in rows
+                if r.op != "send" and r.slot is not None and r.slot not in self._slots
+            }
+            if missing:
+                async with self.sessions() as s:
+                    self._learn_slots(await repo.slot_message_ids(s, missing))
+            batch.slots = {r.slot: self._slots.get(r.slot) for r in rows if r.slot is not None}
+            return batch
+        # Rows committed from now on are kept in memory as well; the read below may
+        # see some of them too (a row carried out twice is avoided: see the end).
+        self._unread.discard(chat_id)
         async with self.sessions() as s:
-            rows = (
-                await s.execute(
-                    select(_OUTBOX)
-                    .where(_OUTBOX.c.chat_id == chat_id)
-                    .order_by(_OUTBOX.c.id)
-                    .limit(_BATCH)
-                )
-            ).all()
-            batch = _Batch(list(rows))
+            query = select(_OUTBOX).where(_OUTBOX.c.chat_id == chat_id)
+            if self._done_ids:
+                query = query.where(_OUTBOX.c.id.not_in(list(self._done_ids)))
+            rows = (await s.execute(query.order_by(_OUTBOX.c.id).limit(_BATCH))).all()
+            batch = _Batch([_Row(**r._mapping) for r in rows], read=True)
             games = {
                 repo.slot_game_id(r.slot) for r in rows if r.op != "send" and r.slot is not None
             }
             if games:
                 batch.slots = await repo.slot_message_ids(s, games)
+                if not self.shared:
+                    self._learn_slots(batch.slots)
             if self.shared and rows:
                 targets = {_target(r.chat_id, r.slot, r.message_id) for r in rows}
                 batch.shown = dict(
@@ -393,35 +476,22 @@ class Outbox:
                         )
                     ).all()
                 )
+        if not self.shared:
+            kept = self._rows.get(chat_id, {})
+            for row in batch.rows:
+                kept.pop(row.id, None)
+            if chat_id in self._committing:
+                self._read_early.setdefault(chat_id, set()).update(r.id for r in batch.rows)
+            if len(rows) == _BATCH:
+                self._unread.add(chat_id)  # more to read
         return batch
 
-    async def _drain_rows(self, chat_id: int) -> None:
-        try:
-            while True:
-                self._rekicked.discard(chat_id)
-                batch = await self._read_batch(chat_id)
-                if not batch.rows:
-                    if chat_id in self._rekicked:
-                        continue
-                    return
-                whole = await self._carry_out(batch)
-                # Without ``shared``, every commit that adds rows kicks the chat: with
-                # no kick since the read and nothing left unread, the chat is done
-                # (another process's rows, in shared mode, only show by reading).
-                if (
-                    whole
-                    and not self.shared
-                    and len(batch.rows) < _BATCH
-                    and chat_id not in self._rekicked
-                ):
-                    return
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a database error: the rows stay; the next kick retries
-            log.exception("outbox drain of chat %s failed", chat_id)
-        finally:
-            if self._drains.get(chat_id) is asyncio.current_task():
-                del self._drains[chat_id]
+    def _learn_slots(self, slots: dict[str, int | None]) -> None:
+        for slot, message_id in slots.items():
+            self._slots[slot] = message_id
+            self._slots.move_to_end(slot)
+        while len(self._slots) > _SHOWN_LIMIT:
+            self._slots.popitem(last=False)
 
     async def _carry_out(self, batch: _Batch) -> bool:
         """True when every row of the batch is done with; False to read them again."""
@@ -433,7 +503,7 @@ class Outbox:
                     and (later.slot, later.message_id) == (row.slot, row.message_id)
                     for later in rows[i + 1 :]
                 ):
-                    batch.done(row)  # a newer state of the same message follows
+                    self._done_with(row, batch)  # a newer state of the same message follows
                     continue
                 if row.not_before is not None:
                     wait = (row.not_before - utcnow()).total_seconds()
@@ -446,7 +516,7 @@ class Outbox:
         finally:
             await asyncio.shield(self._flush(batch))
 
-    async def _deliver(self, row: Any, batch: _Batch) -> bool:
+    async def _deliver(self, row: _Row, batch: _Batch) -> bool:
         """Carry out one row. True when it is done with; False to read the rows again."""
         chat_id = row.chat_id
         message_id = row.message_id
@@ -454,13 +524,13 @@ class Outbox:
             message_id = batch.slots.get(row.slot)
             if message_id is None:  # never sent (the chat refused it): nothing to change
                 self.stats["dropped"] += 1
-                batch.done(row)
+                self._done_with(row, batch)
                 return True
         target = _target(chat_id, row.slot, row.message_id)
         sig = _signature(row.text or "", row.markup)
         if row.op == "edit" and self._shown_sig(target, batch) == sig:
             self.stats["skipped"] += 1
-            batch.done(row)
+            self._done_with(row, batch)
             return True
         markup = InlineKeyboardMarkup.de_json(json.loads(row.markup), None) if row.markup else None
         try:
@@ -486,7 +556,7 @@ class Outbox:
                     disable_web_page_preview=True,
                 )
                 self.stats["edited"] += 1
-                batch.done(row, shown=(target, sig))
+                self._done_with(row, batch, shown=(target, sig))
             else:
                 await self.bot.delete_message(chat_id=chat_id, message_id=message_id)
                 self.stats["deleted"] += 1
@@ -501,10 +571,11 @@ class Outbox:
         except Forbidden as exc:
             log.info("chat %s refuses the bot (%s): its waiting messages are dropped", chat_id, exc)
             self.stats["dropped"] += 1
-            batch.clear()
+            await self._flush(batch)
             async with self.sessions.begin() as s:
-                await s.execute(delete(OutboxMessage).where(OutboxMessage.chat_id == chat_id))
+                await s.execute(delete(_OUTBOX).where(_OUTBOX.c.chat_id == chat_id))
                 await self.forget_chat(s, chat_id)
+            self._rows.pop(chat_id, None)
             return False
         except BadRequest as exc:
             return await self._refused(row, batch, str(exc), target, sig)
@@ -520,7 +591,7 @@ class Outbox:
             log.exception("%s to %s failed", row.op, chat_id)
             if row.attempts + 1 >= _MAX_UNEXPECTED:
                 self.stats["dropped"] += 1
-                batch.done(row)
+                self._done_with(row, batch)
                 return True
             await self._reschedule(row, utcnow() + timedelta(seconds=1))
             return False
@@ -530,11 +601,11 @@ class Outbox:
             return self._shown.get(target)
         return batch.shown.get(target)
 
-    async def _refused(self, row: Any, batch: _Batch, error: str, target: str, sig: str) -> bool:
+    async def _refused(self, row: _Row, batch: _Batch, error: str, target: str, sig: str) -> bool:
         msg = error.lower()
         if "not modified" in msg:
             self.stats["not_modified"] += 1
-            batch.done(row, shown=(target, sig))
+            self._done_with(row, batch, shown=(target, sig))
             return True
         gone = "not found" in msg or "can't be edited" in msg or "can't be deleted" in msg
         if gone and row.op == "edit" and row.slot is not None:
@@ -544,10 +615,9 @@ class Outbox:
             async with self.sessions.begin() as s:
                 await self._remember_shown(s, [(target, None)])
                 await s.execute(
-                    update(OutboxMessage)
-                    .where(OutboxMessage.id == row.id)
-                    .values(op="send", message_id=None)
+                    update(_OUTBOX).where(_OUTBOX.c.id == row.id).values(op="send", message_id=None)
                 )
+            row.op, row.message_id = "send", None
             return False
         if gone and row.op == "delete":
             await self._finish(row, batch, bind=None)
@@ -555,7 +625,7 @@ class Outbox:
         log.warning("%s to %s refused: %s", row.op, row.chat_id, error)
         self.stats["dropped"] += 1
         self._wanted.pop(target, None)
-        batch.done(row)
+        self._done_with(row, batch)
         return True
 
     async def _remember_shown(self, s: AsyncSession, shown: list[tuple[str, str | None]]) -> None:
@@ -571,60 +641,190 @@ class Outbox:
         await s.execute(delete(ShownMessage).where(ShownMessage.target.in_(newest)))
         known = [{"target": t, "signature": sig} for t, sig in newest.items() if sig is not None]
         if known:
-            await s.execute(insert(ShownMessage), known)
+            await s.execute(insert(ShownMessage.__table__), known)
+
+    def _done_with(
+        self, row: _Row, batch: _Batch, shown: tuple[str, str | None] | None = None
+    ) -> None:
+        """The row is carried out (or given up): its deletion is written with the next
+        bind, at the end of the batch (shared) or soon (see _cleanup)."""
+        batch.finished.append(row.id)
+        if shown is not None:
+            batch.shown_now.append(shown)
+        rows = self._rows.get(row.chat_id)
+        if rows is not None:
+            rows.pop(row.id, None)
 
     async def _finish(
-        self, row: Any, batch: _Batch, bind: Any = ..., shown: tuple[str, str | None] | None = None
+        self, row: _Row, batch: _Batch, bind: Any = ..., shown: tuple[str, str | None] | None = None
     ) -> None:
         """The row is done with, and its slot now names ``bind``: written at once, in
         one transaction with the rows done before it (a message sent twice after a
         crash would show; an edit carried out twice does not)."""
-        batch.done(row, shown=shown)
+        self._done_with(row, batch, shown)
         if bind is not ... and row.slot is not None:
             batch.binds.append((row.slot, bind))
             batch.slots[row.slot] = bind
-        await self._flush(batch)
+            if not self.shared:
+                self._learn_slots({row.slot: bind})
+        await self._flush(batch, now=True)
 
-    async def _flush(self, batch: _Batch) -> None:
-        """Delete the rows done with, bind their slots, record what their messages show."""
-        if not batch.finished:
-            return
+    async def _flush(self, batch: _Batch, now: bool = False) -> None:
+        """Write what the batch has done: binds and (shared) what messages show at
+        once, with the deletion of every row done so far; without ``shared`` and
+        nothing else to write, the deletions wait for the next cleanup."""
         finished, binds, shown = batch.finished, batch.binds, batch.shown_now
         batch.finished, batch.binds, batch.shown_now = [], [], []
+        if not self.shared:
+            for target, sig in shown:  # in memory only
+                if sig is None:
+                    self._shown.pop(target, None)
+                else:
+                    self._shown.remember(target, sig)
+            shown = []
+            if not (binds or now):
+                self._clean_later(finished)
+                return
+            finished += self._done
+            self._forget_done()
+        if not (finished or binds or shown):
+            return
         async with self.sessions.begin() as s:
-            await s.execute(delete(OutboxMessage).where(OutboxMessage.id.in_(finished)))
+            if finished:
+                await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished)))
             for slot, message_id in binds:
                 await repo.bind_slot(s, slot, message_id)
             await self._remember_shown(s, shown)
         for target, sig in shown:
-            if self.shared:
-                batch.shown[target] = sig  # type: ignore[assignment]
-        for target in batch.edited:
-            left = self._queued.get(target, 0) - 1
-            if left > 0:
-                self._queued[target] = left
-            else:
-                self._queued.pop(target, None)
-        batch.edited = []
+            batch.shown[target] = sig
 
-    async def _reschedule(self, row: Any, when: Any) -> None:
+    def _clean_later(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        self._done += ids
+        self._done_ids.update(ids)
+        if len(self._done) >= _CLEANUP_ROWS:
+            self._clean_soon(force=True)
+        elif self._cleanup_timer is None:
+            loop = asyncio.get_running_loop()
+            self._cleanup_timer = loop.call_later(_CLEANUP_SECONDS, self._clean_soon, True)
+
+    def _forget_done(self) -> None:
+        self._done, self._done_ids = [], set()
+        if self._cleanup_timer is not None:
+            self._cleanup_timer.cancel()
+            self._cleanup_timer = None
+
+    def _clean_soon(self, force: bool = False) -> None:
+        """Start writing the deletions of rows carried out: once no drain is running
+        (so a burst costs one statement), or when they are many or old."""
+        if force:
+            self._cleanup_timer = None
+        if not self._done or (self._cleaner is not None and not self._cleaner.done()):
+            return
+        current = asyncio.current_task()
+        if not force and any(not t.done() and t is not current for t in self._drains.values()):
+            return
+        self._cleaner = asyncio.create_task(self._cleanup(), name="outbox cleanup")
+
+    async def _cleanup(self) -> None:
+        """Delete the rows carried out. (Killed before this, the next start carries them
+        out again: an edit twice shows nothing new, a message twice cannot happen, as a
+        send is deleted with its bind at once.)"""
+        ids = self._done
+        if not ids:
+            return
+        self._forget_done()
+        try:
+            async with self.sessions.begin() as s:
+                for i in range(0, len(ids), 500):
+                    await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("outbox cleanup failed; retrying later")
+            self._clean_later(ids)
+
+    async def _reschedule(self, row: _Row, when: Any) -> None:
         async with self.sessions.begin() as s:
             await s.execute(
-                update(OutboxMessage)
-                .where(OutboxMessage.id == row.id)
-                .values(not_before=when, attempts=OutboxMessage.attempts + 1)
+                update(_OUTBOX)
+                .where(_OUTBOX.c.id == row.id)
+                .values(not_before=when, attempts=_OUTBOX.c.attempts + 1)
             )
+        row.not_before, row.attempts = when, row.attempts + 1
 
 
 _OUTBOX = OutboxMessage.__table__
+_EMPTY_ROW: dict[str, Any] = {"slot": None, "message_id": None, "text": None, "markup": None}
+#: Rows carried out whose deletion waits for a cleanup: at most this many, this long.
+_CLEANUP_ROWS = 64
+_CLEANUP_SECONDS = 0.5
+
+
+async def _insert_ids(s: AsyncSession, values: list[dict[str, Any]]) -> list[int]:
+    """Insert the rows in one statement; their ids, in order."""
+    if s.get_bind().dialect.name == "sqlite":
+        # One INSERT with many VALUES in a write transaction gets consecutive ids
+        # (AUTOINCREMENT, one writer): the last one gives them all.
+        result = await s.execute(insert(_OUTBOX).values(values))
+        last = int(result.lastrowid)
+        return list(range(last - len(values) + 1, last + 1))
+    result = await s.execute(
+        insert(_OUTBOX).returning(_OUTBOX.c.id, sort_by_parameter_order=True), values
+    )
+    return list(result.scalars().all())
+
+
+class _Row:
+    """One outbox row, as stored."""
+
+    __slots__ = (
+        "attempts",
+        "chat_id",
+        "id",
+        "markup",
+        "message_id",
+        "not_before",
+        "op",
+        "slot",
+        "text",
+    )
+
+    def __init__(
+        self,
+        id: int,
+        chat_id: int,
+        op: str,
+        slot: str | None = None,
+        message_id: int | None = None,
+        not_before: Any = None,
+        attempts: int = 0,
+        text: str | None = None,
+        markup: str | None = None,
+        **_: Any,
+    ) -> None:
+        self.id, self.chat_id, self.op, self.slot = id, chat_id, op, slot
+        self.message_id, self.not_before, self.attempts = message_id, not_before, attempts
+        self.text, self.markup = text, markup
+
+    def replaced_by(self, slot: str | None, message_id: int | None) -> bool:
+        """Is this an edit of the message an edit of ``slot`` / ``message_id`` replaces?"""
+        return self.op == "edit" and (self.slot, self.message_id) == (slot, message_id)
+
+
+def _row_id(row: _Row) -> int:
+    return row.id
 
 
 class _Batch:
     """Rows of one chat being carried out, with what the drain learnt reading them,
     and what it has done with them not yet written (see Outbox._flush)."""
 
-    def __init__(self, rows: list[Any]) -> None:
+    def __init__(self, rows: list[_Row], read: bool) -> None:
         self.rows = rows
+        #: Read from the database (else: kept in memory).
+        self.read = read
         #: slot -> message id it names now (read with the rows, then kept up to date).
         self.slots: dict[str, int | None] = {}
         #: shared: target -> what the message shows, as stored.
@@ -632,17 +832,6 @@ class _Batch:
         self.finished: list[int] = []
         self.binds: list[tuple[str, int | None]] = []
         self.shown_now: list[tuple[str, str | None]] = []
-        self.edited: list[str] = []
-
-    def done(self, row: Any, shown: tuple[str, str | None] | None = None) -> None:
-        self.finished.append(row.id)
-        if shown is not None:
-            self.shown_now.append(shown)
-        if row.op == "edit":
-            self.edited.append(_target(row.chat_id, row.slot, row.message_id))
-
-    def clear(self) -> None:
-        self.finished, self.binds, self.shown_now, self.edited = [], [], [], []
 
 
 def _signature(text: str, markup_json: str | None) -> str:
