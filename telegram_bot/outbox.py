@@ -452,6 +452,7 @@ class Outbox:
         # Rows committed from now on are kept in memory as well; the read below may
         # see some of them too (a row carried out twice is avoided: see the end).
         self._unread.discard(chat_id)
+        self.stats["read"] += 1
         async with self.sessions() as s:
             query = select(_OUTBOX).where(_OUTBOX.c.chat_id == chat_id)
             if self._done_ids:
@@ -532,33 +533,19 @@ class Outbox:
             self.stats["skipped"] += 1
             self._done_with(row, batch)
             return True
-        markup = InlineKeyboardMarkup.de_json(json.loads(row.markup), None) if row.markup else None
         try:
             if row.op == "send":
-                message = await self.bot.send_message(
-                    chat_id=chat_id,
-                    text=row.text or "",
-                    reply_markup=markup,
-                    parse_mode=ParseMode.HTML,
-                    disable_web_page_preview=True,
-                )
+                message = await self._call("sendMessage", row, None)
                 self.stats["sent"] += 1
-                self.note_message(chat_id, message.message_id)
+                self.note_message(chat_id, message["message_id"])
                 shown = (target, sig) if row.slot is not None else None
-                await self._finish(row, batch, bind=message.message_id, shown=shown)
+                await self._finish(row, batch, bind=message["message_id"], shown=shown)
             elif row.op == "edit":
-                await self.bot.edit_message_text(
-                    chat_id=chat_id,
-                    message_id=message_id,
-                    text=row.text or "",
-                    reply_markup=markup,
-                    parse_mode=ParseMode.HTML,
-                    disable_web_page_preview=True,
-                )
+                await self._call("editMessageText", row, message_id)
                 self.stats["edited"] += 1
                 self._done_with(row, batch, shown=(target, sig))
             else:
-                await self.bot.delete_message(chat_id=chat_id, message_id=message_id)
+                await self._call("deleteMessage", row, message_id)
                 self.stats["deleted"] += 1
                 await self._finish(row, batch, bind=None, shown=(target, None))
             return True
@@ -595,6 +582,21 @@ class Outbox:
                 return True
             await self._reschedule(row, utcnow() + timedelta(seconds=1))
             return False
+
+    async def _call(self, method: str, row: _Row, message_id: int | None) -> Any:
+        """The row's Bot API call, with its markup as stored and Telegram's answer as
+        JSON: python-telegram-bot's objects (the markup parsed and serialized again,
+        the answer's Message with its keyboard parsed) cost more than the call itself.
+        (``Bot._post`` is the layer the rate limiter of ``ExtBot`` hooks into.)"""
+        data: dict[str, Any] = {"chat_id": row.chat_id}
+        if message_id is not None:
+            data["message_id"] = message_id
+        if method != "deleteMessage":
+            data |= {"text": row.text or "", "parse_mode": ParseMode.HTML}
+            data["link_preview_options"] = _NO_PREVIEW
+            if row.markup:
+                data["reply_markup"] = row.markup  # JSON text, sent as it is
+        return await self.bot._post(method, data)
 
     def _shown_sig(self, target: str, batch: _Batch) -> str | None:
         if not self.shared:
@@ -663,7 +665,7 @@ class Outbox:
         crash would show; an edit carried out twice does not)."""
         self._done_with(row, batch, shown)
         if bind is not ... and row.slot is not None:
-            batch.binds.append((row.slot, bind))
+            batch.binds.append((row.id, row.slot, bind))
             batch.slots[row.slot] = bind
             if not self.shared:
                 self._learn_slots({row.slot: bind})
@@ -675,6 +677,7 @@ class Outbox:
         nothing else to write, the deletions wait for the next cleanup."""
         finished, binds, shown = batch.finished, batch.binds, batch.shown_now
         batch.finished, batch.binds, batch.shown_now = [], [], []
+        earlier: list[int] = []
         if not self.shared:
             for target, sig in shown:  # in memory only
                 if sig is None:
@@ -685,16 +688,24 @@ class Outbox:
             if not (binds or now):
                 self._clean_later(finished)
                 return
-            finished += self._done
-            self._forget_done()
-        if not (finished or binds or shown):
+            earlier = self._take_done()
+            self._done_ids.update(finished)
+        if not (finished or earlier or binds or shown):
             return
-        async with self.sessions.begin() as s:
-            if finished:
-                await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished)))
-            for slot, message_id in binds:
-                await repo.bind_slot(s, slot, message_id)
-            await self._remember_shown(s, shown)
+        try:
+            async with self.sessions.begin() as s:
+                if finished or earlier:
+                    await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished + earlier)))
+                for _row_id, slot, message_id in binds:
+                    await repo.bind_slot(s, slot, message_id)
+                await self._remember_shown(s, shown)
+        except BaseException:
+            if not self.shared:  # what was only deleted is deleted later; a bind is not
+                bound = {row_id for row_id, _, _ in binds}
+                self._done_ids.difference_update(bound)
+                self._clean_later(earlier + [i for i in finished if i not in bound])
+            raise
+        self._done_ids.difference_update(finished + earlier)
         for target, sig in shown:
             batch.shown[target] = sig
 
@@ -709,11 +720,14 @@ class Outbox:
             loop = asyncio.get_running_loop()
             self._cleanup_timer = loop.call_later(_CLEANUP_SECONDS, self._clean_soon, True)
 
-    def _forget_done(self) -> None:
-        self._done, self._done_ids = [], set()
+    def _take_done(self) -> list[int]:
+        """The rows waiting for a cleanup, taken to be deleted now (they stay in
+        ``_done_ids``, kept out of every read, until the deletion is written)."""
+        ids, self._done = self._done, []
         if self._cleanup_timer is not None:
             self._cleanup_timer.cancel()
             self._cleanup_timer = None
+        return ids
 
     def _clean_soon(self, force: bool = False) -> None:
         """Start writing the deletions of rows carried out: once no drain is running
@@ -731,19 +745,21 @@ class Outbox:
         """Delete the rows carried out. (Killed before this, the next start carries them
         out again: an edit twice shows nothing new, a message twice cannot happen, as a
         send is deleted with its bind at once.)"""
-        ids = self._done
+        ids = self._take_done()
         if not ids:
             return
-        self._forget_done()
         try:
             async with self.sessions.begin() as s:
                 for i in range(0, len(ids), 500):
                     await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
-        except asyncio.CancelledError:
-            raise
         except Exception:
             log.exception("outbox cleanup failed; retrying later")
             self._clean_later(ids)
+            return
+        except BaseException:  # cancelled: left for the next cleanup
+            self._done = ids + self._done
+            raise
+        self._done_ids.difference_update(ids)
 
     async def _reschedule(self, row: _Row, when: Any) -> None:
         async with self.sessions.begin() as s:
@@ -756,6 +772,7 @@ class Outbox:
 
 
 _OUTBOX = OutboxMessage.__table__
+_NO_PREVIEW = json.dumps({"is_disabled": True})
 _EMPTY_ROW: dict[str, Any] = {"slot": None, "message_id": None, "text": None, "markup": None}
 #: Rows carried out whose deletion waits for a cleanup: at most this many, this long.
 _CLEANUP_ROWS = 64
@@ -830,7 +847,7 @@ class _Batch:
         #: shared: target -> what the message shows, as stored.
         self.shown: dict[str, str | None] = {}
         self.finished: list[int] = []
-        self.binds: list[tuple[str, int | None]] = []
+        self.binds: list[tuple[int, str, int | None]] = []
         self.shown_now: list[tuple[str, str | None]] = []
 
 
