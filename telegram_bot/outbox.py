@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
@@ -47,6 +47,12 @@ log = logging.getLogger(__name__)
 _BATCH = 32
 #: Attempts before a message that fails in an unexpected way is given up.
 _MAX_UNEXPECTED = 5
+#: Bot API calls of the outbox in flight at once (more chats wait their turn). Answers
+#: to presses, made by the handlers, so never queue behind edits for a connection; and
+#: the HTTP pool stays small (httpcore walks every pooled connection, with a poll() of
+#: each idle one's socket, on every request). Telegram takes ~30 calls/s from a bot:
+#: at its ~0.1 s round trips a few calls in flight are enough.
+_CALLS_AT_ONCE = 6
 #: Remembered signatures (what each message shows); a forgotten one costs one edit.
 _SHOWN_LIMIT = 8192
 
@@ -111,6 +117,7 @@ class Outbox:
         self._done_ids: set[int] = set()
         self._cleaner: asyncio.Task[None] | None = None
         self._cleanup_timer: asyncio.TimerHandle | None = None
+        self._calling = asyncio.Semaphore(_CALLS_AT_ONCE)
 
     # -------------------------------------------------------------- deciding
 
@@ -596,7 +603,8 @@ class Outbox:
             data["link_preview_options"] = _NO_PREVIEW
             if row.markup:
                 data["reply_markup"] = row.markup  # JSON text, sent as it is
-        return await self.bot._post(method, data)
+        async with self._calling:
+            return await self.bot._post(method, data)
 
     def _shown_sig(self, target: str, batch: _Batch) -> str | None:
         if not self.shared:
@@ -780,12 +788,12 @@ _CLEANUP_SECONDS = 0.5
 
 
 async def _insert_ids(s: AsyncSession, values: list[dict[str, Any]]) -> list[int]:
-    """Insert the rows in one statement; their ids, in order."""
+    """Insert the rows (one executemany); their ids, in order."""
     if s.get_bind().dialect.name == "sqlite":
-        # One INSERT with many VALUES in a write transaction gets consecutive ids
-        # (AUTOINCREMENT, one writer): the last one gives them all.
-        result = await s.execute(insert(_OUTBOX).values(values))
-        last = int(result.lastrowid)
+        # Rows inserted one after the other in a write transaction get consecutive
+        # ids (AUTOINCREMENT, one writer): the last one gives them all.
+        await s.execute(insert(_OUTBOX), values)
+        last = int(await s.scalar(text("SELECT last_insert_rowid()")) or 0)
         return list(range(last - len(values) + 1, last + 1))
     result = await s.execute(
         insert(_OUTBOX).returning(_OUTBOX.c.id, sort_by_parameter_order=True), values
