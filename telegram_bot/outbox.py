@@ -118,6 +118,10 @@ class Outbox:
         self._cleaner: asyncio.Task[None] | None = None
         self._cleanup_timer: asyncio.TimerHandle | None = None
         self._calling = asyncio.Semaphore(_CALLS_AT_ONCE)
+        # Games over whose last rows are still going out: game id -> those rows' ids;
+        # and the batches being carried out.
+        self._ending: dict[str, set[int]] = {}
+        self._batches: set[_Batch] = set()
 
     # -------------------------------------------------------------- deciding
 
@@ -182,7 +186,8 @@ class Outbox:
             s.info["outbox_ids"] = await _insert_ids(s, values)
 
     def _committed(self, s: AsyncSession) -> None:
-        for target, sig in s.info.pop("outbox_wanted", {}).items():
+        wanted = s.info.pop("outbox_wanted", {})
+        for target, sig in () if self.shared else wanted.items():
             if sig is None:
                 self._wanted.pop(target, None)
             else:
@@ -192,6 +197,8 @@ class Outbox:
                 rows = self._rows.get(chat_id, {})
                 for row in [r for r in rows.values() if r.replaced_by(slot, message_id)]:
                     del rows[row.id]  # deleted with the commit
+                    self._rows_gone((row.id,))
+            self._drop_ended()
             ids = s.info.get("outbox_ids", [])
             for row_id, row in zip(ids, s.info["outbox_rows"], strict=True):
                 chat_id = row["chat_id"]
@@ -316,6 +323,43 @@ class Outbox:
                 del lru[key]
         if self.shared:
             await s.execute(delete(ShownMessage).where(ShownMessage.target.startswith(prefix)))
+
+    def forget_game(self, game_id: str) -> None:
+        """The game is over: what its messages show and which messages its slots name
+        are forgotten once its last rows are out (else they would be kept for every
+        game ever played, up to the caches' bounds). The cost, should one of them be
+        edited again: an edit not skipped, a slot read from the database."""
+        self._ending[game_id] = {
+            r.id
+            for rows in self._rows.values()
+            for r in rows.values()
+            if _game_of(r.slot) == game_id
+        }
+        self._drop_ended()
+
+    def _drop_game(self, game_id: str) -> None:
+        for lru in (self._shown, self._wanted):
+            for key in [k for k in lru if _game_of(k.partition("/")[2]) == game_id]:
+                del lru[key]
+        for slot in [k for k in self._slots if _game_of(k) == game_id]:
+            del self._slots[slot]
+
+    def _rows_gone(self, ids: Any) -> None:
+        """Rows done with or deleted: games over with nothing left to send are dropped
+        (at the next flush, after what their last rows show was noted)."""
+        if self._ending:
+            for waiting in self._ending.values():
+                waiting.difference_update(ids)
+
+    def _drop_ended(self) -> None:
+        """Forget the games over whose rows are all out and noted (a batch still
+        holding what one of them shows would note it again after the forgetting)."""
+        if not self._ending:
+            return
+        noting = {_game_of(t.partition("/")[2]) for b in self._batches for t, _ in b.shown_now}
+        for game_id in [g for g, rows in self._ending.items() if not rows and g not in noting]:
+            del self._ending[game_id]
+            self._drop_game(game_id)
 
     # -------------------------------------------------------------- draining
 
@@ -504,6 +548,7 @@ class Outbox:
     async def _carry_out(self, batch: _Batch) -> bool:
         """True when every row of the batch is done with; False to read them again."""
         rows = batch.rows
+        self._batches.add(batch)
         try:
             for i, row in enumerate(rows):
                 if row.op == "edit" and any(
@@ -522,7 +567,11 @@ class Outbox:
                     return False  # changed or rescheduled: read the chat's rows again
             return True
         finally:
-            await asyncio.shield(self._flush(batch))
+            try:
+                await asyncio.shield(self._flush(batch))
+            finally:
+                self._batches.discard(batch)
+                self._drop_ended()
 
     async def _deliver(self, row: _Row, batch: _Batch) -> bool:
         """Carry out one row. True when it is done with; False to read the rows again."""
@@ -569,7 +618,8 @@ class Outbox:
             async with self.sessions.begin() as s:
                 await s.execute(delete(_OUTBOX).where(_OUTBOX.c.chat_id == chat_id))
                 await self.forget_chat(s, chat_id)
-            self._rows.pop(chat_id, None)
+            self._rows_gone(list(self._rows.pop(chat_id, {})))
+            self._drop_ended()
             return False
         except BadRequest as exc:
             return await self._refused(row, batch, str(exc), target, sig)
@@ -639,13 +689,16 @@ class Outbox:
         return True
 
     async def _remember_shown(self, s: AsyncSession, shown: list[tuple[str, str | None]]) -> None:
-        """Record what messages show now (None: nothing, or not known)."""
-        for target, sig in shown:
-            if sig is None:
-                self._shown.pop(target, None)
-            else:
-                self._shown.remember(target, sig)
-        if not self.shared or not shown:
+        """Record what messages show now (None: nothing, or not known): in memory, or
+        (shared) in the database, where every process reads it."""
+        if not self.shared:
+            for target, sig in shown:
+                if sig is None:
+                    self._shown.pop(target, None)
+                else:
+                    self._shown.remember(target, sig)
+            return
+        if not shown:
             return
         newest = dict(shown)
         await s.execute(delete(ShownMessage).where(ShownMessage.target.in_(newest)))
@@ -664,6 +717,7 @@ class Outbox:
         rows = self._rows.get(row.chat_id)
         if rows is not None:
             rows.pop(row.id, None)
+        self._rows_gone((row.id,))
 
     async def _finish(
         self, row: _Row, batch: _Batch, bind: Any = ..., shown: tuple[str, str | None] | None = None
@@ -693,6 +747,8 @@ class Outbox:
                 else:
                     self._shown.remember(target, sig)
             shown = []
+            if self._ending:
+                self._drop_ended()
             if not (binds or now):
                 self._clean_later(finished)
                 return
@@ -836,6 +892,13 @@ class _Row:
     def replaced_by(self, slot: str | None, message_id: int | None) -> bool:
         """Is this an edit of the message an edit of ``slot`` / ``message_id`` replaces?"""
         return self.op == "edit" and (self.slot, self.message_id) == (slot, message_id)
+
+
+def _game_of(slot: str | None) -> str | None:
+    """The game a slot (``t:<game>``, ``h:<game>:<user>``) belongs to."""
+    if not slot or slot[1:2] != ":":
+        return None
+    return slot[2:].partition(":")[0]
 
 
 def _row_id(row: _Row) -> int:
