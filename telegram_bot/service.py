@@ -134,6 +134,7 @@ class GameService:
         # awaited, computer players and a timer while the match runs.
         self._locks = KeyedLocks()
         self._langs: dict[int, str] = {}
+        self._chat_langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}
@@ -171,13 +172,29 @@ class GameService:
         return get_translator(await self.user_lang(user_id, s))
 
     async def chat_tr(self, chat_id: int, s: AsyncSession | None = None) -> Translator:
-        """The chat's translator (inside a transaction, pass its session ``s``)."""
+        """The chat's translator (inside a transaction, pass its session ``s``).
+
+        Remembered (a query less per move), unless several processes share the
+        database: another one may change it (see forget_chat_lang)."""
+        lang = self._chat_langs.get(chat_id)
+        if lang is not None:
+            return get_translator(lang)
         if s is not None:
             chat = await repo.get_chat(s, chat_id)
         else:
             async with self.sessions() as own:
                 chat = await repo.get_chat(own, chat_id)
-        return get_translator(chat.language if chat else "fa")
+        if chat is None:
+            return get_translator("fa")
+        if not self.outbox.shared:
+            self._chat_langs[chat_id] = chat.language
+            if len(self._chat_langs) > LANG_CACHE_SIZE:  # the oldest entry goes
+                del self._chat_langs[next(iter(self._chat_langs))]
+        return get_translator(chat.language)
+
+    def forget_chat_lang(self, chat_id: int) -> None:
+        """The chat's language was changed (by this process)."""
+        self._chat_langs.pop(chat_id, None)
 
     # ------------------------------------------------------------------- lobby
 

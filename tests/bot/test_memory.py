@@ -84,7 +84,7 @@ async def test_finished_matches_leave_no_per_game_state_through_the_service(db_u
         state = per_game_state(t.service)
         alive = [o for o in gc.get_objects() if isinstance(o, Match | Game)]
     assert t.finished == 2 * tables + TRACED
-    per_chat = {"service.langs", "outbox.newest"}  # bounded caches, one per user or chat
+    per_chat = {"service.langs", "service.chat_langs", "outbox.newest"}  # bounded, per user or chat
     assert {k: v for k, v in state.items() if k in per_chat and v > 2 * tables} == {}
     assert {k: v for k, v in state.items() if k not in per_chat | {"outbox.stats"} and v} == {}
     assert alive == []
