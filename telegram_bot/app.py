@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -187,7 +188,9 @@ def main() -> int:
         # Asked once before python-telegram-bot's start-up loop, which would log a
         # traceback for a wrong token or an unreachable server.
         asyncio.run(check_token(settings))
-        run(build_application(settings), settings)
+        app = build_application(settings)
+        tune_gc()
+        run(app, settings)
     except InvalidToken:
         print(BAD_TOKEN, file=sys.stderr)
         return 2
@@ -196,6 +199,17 @@ def main() -> int:
         print(UNREACHABLE.format(where=where, error=error), file=sys.stderr)
         return 3
     return 0
+
+
+def tune_gc() -> None:
+    """For a process that runs the bot (not the tests'): what start-up made (modules,
+    python-telegram-bot, SQLAlchemy's mappers) stays for good, so it is kept out of
+    the collector's scans; and the young objects are collected every 10,000
+    allocations rather than 700 (a press allocates thousands, nearly all gone by the
+    end of it): about half the collector's time under load."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)
 
 
 async def check_token(settings: Settings) -> None:

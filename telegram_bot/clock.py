@@ -56,6 +56,7 @@ class ClockMixin(ServiceBase):
             self._cancel_timer(game.id)
             for key in [k for k in self._players if k[0] == game.id]:
                 del self._players[key]
+            self.outbox.forget_game(game.id)
             return
         if self._controller(game, match) is not None:
             self._cancel_timer(game.id)

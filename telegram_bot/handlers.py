@@ -220,6 +220,7 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         # The private chat is the table: it speaks the player's language.
         await repo.get_or_create_chat(s, user.id, "private", None, language=tr.lang)
         await repo.set_chat_language(s, user.id, tr.lang)
+    svc.forget_chat_lang(user.id)
     if await svc.game_for_user(user.id) is not None:
         await _reply(update, tr(BUSY))
         return
@@ -625,6 +626,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
         async with svc.sessions.begin() as s:
             await repo.get_or_create_chat(s, chat.id, chat.type, chat.title)
             await repo.set_chat_language(s, chat.id, lang)
+        svc.forget_chat_lang(chat.id)
     else:
         async with svc.sessions.begin() as s:
             await repo.get_or_create_user(
@@ -634,6 +636,7 @@ async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_
             if chat is not None and chat.id == user.id:  # a solo table lives here
                 await repo.set_chat_language(s, user.id, lang)
         svc.forget_lang(user.id)
+        svc.forget_chat_lang(user.id)
     if query.message is not None:
         try:
             await query.edit_message_text(done)

@@ -78,13 +78,29 @@ class GameService(LobbyMixin, MovesMixin, ClockMixin, ViewsMixin, RecoveryMixin)
         return get_translator(await self.user_lang(user_id, s))
 
     async def chat_tr(self, chat_id: int, s: AsyncSession | None = None) -> Translator:
-        """The chat's translator (inside a transaction, pass its session ``s``)."""
+        """The chat's translator (inside a transaction, pass its session ``s``).
+
+        Remembered (a query less per move), unless several processes share the
+        database: another one may change it (see forget_chat_lang)."""
+        lang = self._chat_langs.get(chat_id)
+        if lang is not None:
+            return get_translator(lang)
         if s is not None:
             chat = await repo.get_chat(s, chat_id)
         else:
             async with self.sessions() as own:
                 chat = await repo.get_chat(own, chat_id)
-        return get_translator(chat.language if chat else "fa")
+        if chat is None:
+            return get_translator("fa")
+        if not self.outbox.shared:
+            self._chat_langs[chat_id] = chat.language
+            if len(self._chat_langs) > LANG_CACHE_SIZE:  # the oldest entry goes
+                del self._chat_langs[next(iter(self._chat_langs))]
+        return get_translator(chat.language)
+
+    def forget_chat_lang(self, chat_id: int) -> None:
+        """The chat's language was changed (by this process)."""
+        self._chat_langs.pop(chat_id, None)
 
     # --------------------------------------------------------------- queries
 

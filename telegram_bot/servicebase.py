@@ -70,6 +70,7 @@ class ServiceBase:
         # awaited, computer players and a timer while the match runs.
         self._locks = KeyedLocks()
         self._langs: dict[int, str] = {}
+        self._chat_langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}

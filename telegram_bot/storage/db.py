@@ -92,6 +92,12 @@ def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
     """
     text = normalize_url(url if url is not None else database_url_from_env())
     parsed = make_url(text)
+    # SQLAlchemy's default (5 kept, 10 more opened and closed as needed) made a busy
+    # bot open a connection or two every second: a PostgreSQL backend forked and
+    # asyncpg's set-up queries, or a SQLite connection with its thread. The same
+    # ceiling of 15, with 10 kept once opened.
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 5)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):

@@ -281,9 +281,7 @@ async def create_game(
     raise StorageError("could not find a free game id")
 
 
-async def get_game(
-    session: AsyncSession, game_id: str, *, lock: bool | str = False
-) -> Game | None:
+async def get_game(session: AsyncSession, game_id: str, *, lock: bool | str = False) -> Game | None:
     """The game with this id (any status), detached, or None.
 
     ``lock=True`` takes the game's row lock until the transaction ends (``SELECT …
@@ -299,7 +297,9 @@ async def get_game(
     return _detach(session, await session.scalar(query))
 
 
-async def due_games(session: AsyncSession, before: datetime, limit: int = 50) -> list[tuple[str, int]]:
+async def due_games(
+    session: AsyncSession, before: datetime, limit: int = 50
+) -> list[tuple[str, int]]:
     """(id, move) of games in progress whose turn timer or computers' move was due
     before ``before``: the work of a process that died, for another to take over."""
     result = await session.execute(
@@ -442,6 +442,26 @@ async def slot_message_id(session: AsyncSession, slot: str) -> int | None:
     pm = await session.scalar(select(Game.private_messages).where(Game.id == game_id))
     value = (pm or {}).get(str(user_id))
     return None if value is None else int(value)
+
+
+def slot_game_id(slot: str) -> str:
+    """The game a slot belongs to."""
+    return _parse_slot(slot)[1]
+
+
+async def slot_message_ids(session: AsyncSession, game_ids: Iterable[str]) -> dict[str, int | None]:
+    """slot -> the message it names now, for every slot of these games (one query)."""
+    result = await session.execute(
+        select(Game.id, Game.table_message_id, Game.private_messages).where(
+            Game.id.in_(list(game_ids))
+        )
+    )
+    slots: dict[str, int | None] = {}
+    for game_id, table_id, private in result.all():
+        slots[table_slot(game_id)] = table_id
+        for user, message_id in (private or {}).items():
+            slots[f"h:{game_id}:{user}"] = None if message_id is None else int(message_id)
+    return slots
 
 
 async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) -> None:
@@ -627,9 +647,7 @@ async def count_matches(session: AsyncSession, chat_id: int) -> int:
     )
 
 
-async def lease_computers(
-    session: AsyncSession, game_id: str, move: int, until: datetime
-) -> bool:
+async def lease_computers(session: AsyncSession, game_id: str, move: int, until: datetime) -> bool:
     """Push the computers' due time to ``until`` while they think (a lease: no other
     process takes their move over before it). False if the game has moved on."""
     result = await session.execute(

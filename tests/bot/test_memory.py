@@ -39,3 +39,54 @@ async def test_many_short_matches_leave_no_per_game_state(emu, runner, monkeypat
         seen.append(_sizes(service))
         assert len(service._langs) <= 3
     assert seen == [dict.fromkeys(("locks", "players", "timers", "background"), 0)] * MATCHES
+
+
+#: Matches measured by tracemalloc, after warming up (connections, compiled statements).
+TRACED = 16
+#: What those may leave allocated from the bot's and the rules' code: a few threads'
+#: and connections' worth of noise. Keeping what a message showed, or which message a
+#: slot named, for each finished game came to ~1 KiB a match.
+TRACED_BYTES = TRACED * 512
+
+
+async def test_finished_matches_leave_no_per_game_state_through_the_service(db_url):
+    """Matches played to the end through the service (the driver of
+    ``python -m benchmarks.memory``): every per-game structure of the service and of
+    the outbox is empty afterwards, the per-chat and per-user ones hold one entry per
+    chat or user at most, no Match or Game object is left alive, and what the bot's
+    code allocated does not grow with the matches."""
+    import gc
+    import tracemalloc
+
+    from benchmarks.memory import Tables, per_game_state
+    from core import Match
+    from telegram_bot.storage.models import Game
+
+    tables = 4
+    keep = tracemalloc.Filter(True, "*/telegram_bot/*", all_frames=True)
+    rules = tracemalloc.Filter(True, "*/core/*", all_frames=True)
+    # Not asyncpg's: each pooled connection caches up to 100 prepared statements (in
+    # asyncpg and in SQLAlchemy's adapter), and the pool opens and closes connections
+    # as the load comes and goes (bounded by the pool's size, and not the bot's own).
+    driver = tracemalloc.Filter(False, "*asyncpg*", all_frames=True)
+    async with Tables(db_url, tables) as t:
+        await t.play(tables)  # warm up: the pool's connections, compiled statements
+        tracemalloc.start(10)
+        try:
+            await t.play(tables)
+            gc.collect()
+            before = tracemalloc.take_snapshot().filter_traces([keep, rules, driver])
+            await t.play(TRACED)
+            gc.collect()
+            after = tracemalloc.take_snapshot().filter_traces([keep, rules, driver])
+        finally:
+            tracemalloc.stop()
+        state = per_game_state(t.service)
+        alive = [o for o in gc.get_objects() if isinstance(o, Match | Game)]
+    assert t.finished == 2 * tables + TRACED
+    per_chat = {"service.langs", "service.chat_langs", "outbox.newest"}  # bounded, per user or chat
+    assert {k: v for k, v in state.items() if k in per_chat and v > 2 * tables} == {}
+    assert {k: v for k, v in state.items() if k not in per_chat | {"outbox.stats"} and v} == {}
+    assert alive == []
+    growth = sum(d.size_diff for d in after.compare_to(before, "traceback"))
+    assert growth < TRACED_BYTES, f"{growth} bytes kept over {TRACED} matches"
