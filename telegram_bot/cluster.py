@@ -192,11 +192,8 @@ async def _first(*events: asyncio.Event) -> None:
 async def run_all(settings: Settings, workers: int, stop: asyncio.Event) -> None:
     """The ingress and ``workers`` workers as child processes, stopped together."""
     await migrate(_require_postgres(settings))
-    env = {**os.environ, "HOKM_WORKERS": str(workers)}
     procs = [
-        await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "telegram_bot.cluster", role, env=env
-        )
+        await asyncio.create_subprocess_exec(sys.executable, "-m", "telegram_bot.cluster", role)
         for role in ["ingress"] + ["worker"] * workers
     ]
     waiters = [asyncio.create_task(p.wait()) for p in procs]
