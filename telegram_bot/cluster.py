@@ -33,6 +33,7 @@ from aiohttp import web
 from sqlalchemy import text
 from telegram import Bot, Update
 
+from . import languages
 from .app import build_application, close_application, open_application
 from .config import Settings
 from .storage.db import create_engine, migrate, normalize_url
@@ -142,6 +143,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     wake = asyncio.Event()
     listener = await asyncpg.connect(_asyncpg_dsn(url))
     await listener.add_listener(CHANNEL, lambda *_: wake.set())
+    await languages.listen(app.bot_data["service"].languages, listener)
     handling: set[asyncio.Task[None]] = set()
     log.info("worker ready")
 

@@ -34,6 +34,7 @@ from core import (
 
 from . import pings, render, reposts
 from .i18n import N_, Translator, get_translator, language_from_telegram
+from .languages import Languages
 from .locks import KeyedLocks
 from .outbox import Outbox
 from .storage import repo
@@ -48,9 +49,6 @@ log = logging.getLogger(__name__)
 _TAKEOVER_GRACE = 3.0
 #: A computers' due time this far ahead is another process's lease, not a due time.
 _LEASE_SLACK = timedelta(seconds=0.5)
-
-#: Users whose language is remembered (the database has it for the others).
-LANG_CACHE_SIZE = 4096
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "players": 4,
@@ -133,7 +131,8 @@ class GameService:
         # Per-game state lives only while a game needs it: a lock while held or
         # awaited, computer players and a timer while the match runs.
         self._locks = KeyedLocks()
-        self._langs: dict[int, str] = {}
+        # Per process, unless workers share the database (telegram_bot.languages).
+        self.languages = Languages(sessions, remember=not outbox.shared)
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._players: dict[tuple[str, int], Any] = {}
@@ -146,26 +145,11 @@ class GameService:
     # ---------------------------------------------------------------- languages
 
     async def user_lang(self, user_id: int, s: AsyncSession | None = None) -> str:
-        """The user's language. Inside a transaction pass its session ``s``: a second
-        connection opened while a SQLite write transaction waits would deadlock with
-        the writers queued behind it once the pool runs dry."""
-        lang = self._langs.get(user_id)
-        if lang is None:
-            if s is not None:
-                user = await repo.get_user(s, user_id)
-            else:
-                async with self.sessions() as own:
-                    user = await repo.get_user(own, user_id)
-            if user is None:  # not seen yet: no guess is remembered
-                return "fa"
-            lang = user.language or language_from_telegram(user.telegram_language)
-            self._langs[user_id] = lang
-            if len(self._langs) > LANG_CACHE_SIZE:  # the oldest entry goes
-                del self._langs[next(iter(self._langs))]
-        return lang
+        """The user's language (inside a transaction, pass its session ``s``)."""
+        return await self.languages.get(user_id, s)
 
     def forget_lang(self, user_id: int) -> None:
-        self._langs.pop(user_id, None)
+        self.languages.forget(user_id)
 
     async def user_tr(self, user_id: int, s: AsyncSession | None = None) -> Translator:
         return get_translator(await self.user_lang(user_id, s))
