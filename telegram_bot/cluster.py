@@ -33,7 +33,7 @@ from aiohttp import web
 from sqlalchemy import text
 from telegram import Bot, Update
 
-from . import languages
+from . import languages, reposts
 from .app import build_application, close_application, open_application
 from .config import Settings
 from .storage.db import create_engine, migrate, normalize_url
@@ -143,7 +143,9 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     wake = asyncio.Event()
     listener = await asyncpg.connect(_asyncpg_dsn(url))
     await listener.add_listener(CHANNEL, lambda *_: wake.set())
-    await languages.listen(app.bot_data["service"].languages, listener)
+    service = app.bot_data["service"]
+    await languages.listen(service.languages, listener)
+    sharing = asyncio.create_task(reposts.share_newest(service.outbox, service.sessions))
     handling: set[asyncio.Task[None]] = set()
     log.info("worker ready")
 
@@ -174,6 +176,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
                     await asyncio.wait_for(_first(wake, stop), 1.0)
     finally:
         await asyncio.gather(*handling, return_exceptions=True)
+        sharing.cancel()
+        await asyncio.gather(sharing, return_exceptions=True)
         await listener.close()
         await close_application(app)
         await engine.dispose()

@@ -215,6 +215,9 @@ class Outbox:
     def newest_message_id(self, chat_id: int) -> int | None:
         return self._newest.get(chat_id)
 
+    def newest_message_ids(self) -> dict[int, int]:
+        return dict(self._newest)
+
     async def forget_chat(self, s: AsyncSession, chat_id: int) -> None:
         """Forget what the chat's messages show (they may be stale): the next edit of
         each is sent even if it looks unchanged."""
