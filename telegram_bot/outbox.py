@@ -30,12 +30,13 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
+from .chatlocks import ChatLocks
 from .storage import repo
 from .storage.models import OutboxMessage, ShownMessage, utcnow
 
@@ -47,6 +48,8 @@ log = logging.getLogger(__name__)
 _BATCH = 32
 #: Attempts before a message that fails in an unexpected way is given up.
 _MAX_UNEXPECTED = 5
+#: Rows waiting this long may be nobody's: the poll drains their chats.
+_ORPHAN_AFTER = timedelta(seconds=2)
 #: Remembered signatures (what each message shows); a forgotten one costs one edit.
 _SHOWN_LIMIT = 8192
 
@@ -86,6 +89,7 @@ class Outbox:
         self.sessions = sessions
         self.shared = shared
         self._drains: dict[int, asyncio.Task[None]] = {}
+        self._chat_locks = ChatLocks(sessions)
         self._rekicked: set[int] = set()
         # What each target shows, and the newest state committed for it.
         self._shown = _Lru()
@@ -281,15 +285,25 @@ class Outbox:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._drains.clear()
+        await self._chat_locks.close()
 
     async def run_poll(self, interval: float = 1.0) -> None:
         """Forever: drain chats whose rows nobody is carrying out (decided by another
         process, or left by one that died)."""
         while True:
             try:
+                # A process drains what it decides at once: only rows left waiting
+                # a while may have nobody on them (with several workers, asking for
+                # every chat's lock each second kept the locks' connection busy).
+                young = utcnow() - _ORPHAN_AFTER
                 async with self.sessions() as s:
                     chats = (
-                        await s.scalars(select(OutboxMessage.chat_id).distinct().limit(500))
+                        await s.scalars(
+                            select(OutboxMessage.chat_id)
+                            .where(OutboxMessage.created_at < young)
+                            .distinct()
+                            .limit(500)
+                        )
                     ).all()
                 for chat_id in chats:
                     self.kick(chat_id)
@@ -303,17 +317,18 @@ class Outbox:
         if not self.shared:
             await self._drain_rows(chat_id)
             return
-        # One drain per chat across processes: the chat's advisory lock, held by this
-        # session's connection (released by the database if this process dies).
+        # One drain per chat across processes: the chat's advisory lock (chatlocks).
         try:
-            async with self.sessions() as lock:
-                key = func.pg_try_advisory_lock(chat_id)
-                if not await lock.scalar(select(key)):
-                    return
-                try:
-                    await self._drain_rows(chat_id)
-                finally:
-                    await lock.scalar(select(func.pg_advisory_unlock(chat_id)))
+            if not await self._chat_locks.try_lock(chat_id):
+                return
+            try:
+                await self._drain_rows(chat_id)
+            finally:
+                await self._chat_locks.unlock(chat_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the database: the rows stay; the next kick or poll retries
+            log.exception("outbox drain of chat %s failed", chat_id)
         finally:
             if self._drains.get(chat_id) is asyncio.current_task():
                 del self._drains[chat_id]
