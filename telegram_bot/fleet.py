@@ -62,6 +62,8 @@ STALL_SECONDS = 300.0
 LATE_SECONDS = 5.0
 #: An idle person's timer not fired this long after its deadline never will.
 MISSED_SECONDS = 60.0
+#: A stalled turn counts as a kill's if the kill came this long before its clock or later.
+KILL_WINDOW = 15.0
 
 
 @dataclass
@@ -88,8 +90,12 @@ class FleetReport:
     late_timers: int = 0
     #: Turns whose clock ran more than LATE_SECONDS past with nobody moving.
     stalls: int = 0
+    #: Of those, with a worker killed from KILL_WINDOW s before their clock to the end.
+    stalls_after_kills: int = 0
     most_late: float = 0.0
     not_modified: int = 0
+    #: Of those, repeats of an edit made before a kill (by the killed worker).
+    not_modified_after_kills: int = 0
     #: Calls refused by the emulator's flood limits (None: limits not enforced).
     flood_refusals: int | None = None
     cpu_people: float = 0.0
@@ -125,9 +131,11 @@ class FleetReport:
             f"fired twice, {self.timers_missed} never fired, {self.late_timers} later than "
             f"timer + {LATE_SECONDS:.0f} s\n"
             f"  {self.stalls} turns stalled past their clock + {LATE_SECONDS:.0f} s "
-            f"(most: {self.most_late:.1f} s past)\n"
+            f"(most: {self.most_late:.1f} s past; {self.stalls_after_kills} with a worker "
+            f"killed from {KILL_WINDOW:.0f} s before their clock on)\n"
             f"  {self.not_modified} 'message is not modified' edits ({per100:.2f} per 100 "
-            f"plays){flood}\n"
+            f"plays), {self.not_modified_after_kills} of them repeating an edit made before "
+            f"a kill (sent by the killed worker, not yet recorded){flood}\n"
             f"  press to settled table: p50 {self.cycle[0]:.2f} s, p99 {self.cycle[1]:.2f} s; "
             f"this process's loop lag p50 {self.lag[0] * 1000:.0f} ms, p99 "
             f"{self.lag[1] * 1000:.0f} ms, max {self.lag[2] * 1000:.0f} ms\n"
@@ -176,8 +184,8 @@ class _Watcher:
         self.emu, self.engine = emu, engine
         self._waits: list[_Wait] = []
         self._wake = asyncio.Event()
-        #: (game, move) -> how far past its clock the turn was last seen.
-        self.late: dict[tuple[str, int], float] = {}
+        #: (game, move) -> (how far past its clock the turn was last seen, the clock).
+        self.late: dict[tuple[str, int], tuple[float, datetime]] = {}
         self._last_clocks = 0.0
 
     async def settled(self, chats: list[int]) -> None:
@@ -258,7 +266,7 @@ class _Watcher:
         for game_id, move, clock, now in rows:
             past = (now - clock).total_seconds()
             if past > LATE_SECONDS:
-                self.late[(game_id, move)] = past
+                self.late[(game_id, move)] = (past, clock)
 
 
 class _FleetTable(Table):
@@ -299,6 +307,8 @@ class _Fleet:
     level: str = "normal"
     think: float = 0.0
     cycles: list[float] = field(default_factory=list)
+    #: When each kill happened (wall clock, as the emulator's calls).
+    kill_times: list[float] = field(default_factory=list)
     presses_since_kill: int = 0
     killing: bool = False
 
@@ -312,10 +322,16 @@ class _Fleet:
         self.killing = True
         try:
             victim = self.rng.choice(self.workers)
+            self.kill_times.append(time.time())
             await victim.restart(signal.SIGKILL)
             self.report.kills += 1
         finally:
             self.killing = False
+
+    def since_kill(self, when: float) -> float | None:
+        """Seconds from the last kill before ``when`` (wall clock), None if none."""
+        before = [k for k in self.kill_times if k <= when]
+        return when - before[-1] if before else None
 
     async def pressed(self) -> None:
         self.presses_since_kill += 1
@@ -435,13 +451,20 @@ async def run_fleet(
         except Stuck as exc:
             report.problems.append(f"never delivered everything: {exc}")
         report.seconds = time.monotonic() - started
-        report.not_modified = sum(
-            1 for c in emu.calls if c.description and "not modified" in c.description
+        report.not_modified, report.not_modified_after_kills = _not_modified(
+            emu.calls, fleet.kill_times
         )
         if rate_limit:
             report.flood_refusals = emu.rate_violations
         late = list(watcher.late.values())
-        report.stalls, report.most_late = len(late), max(late, default=0.0)
+        report.stalls = len(late)
+        report.most_late = max((past for past, _ in late), default=0.0)
+        # A dead worker's turns wait for the others' clocks (3 s after their due time).
+        report.stalls_after_kills = sum(
+            1
+            for past, clock in late
+            if any(-KILL_WINDOW <= k - clock.timestamp() <= past for k in fleet.kill_times)
+        )
         if fleet.cycles:
             report.cycle = (_pct(fleet.cycles, 0.5), _pct(fleet.cycles, 0.99))
         if lags:
@@ -462,6 +485,23 @@ async def run_fleet(
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # every bot process, killed too
     report.cpu_bots = children.ru_utime + children.ru_stime
     return report
+
+
+def _not_modified(calls: list[Any], kill_times: list[float]) -> tuple[int, int]:
+    """'Message is not modified' edits, and how many of them repeat an edit made
+    before a kill (the killed worker had sent it and not yet recorded it)."""
+    last_ok: dict[tuple[Any, Any], float] = {}
+    wasted = after_kill = 0
+    for call in calls:
+        key = (call.chat_id, call.params.get("message_id"))
+        if call.ok and call.method.lower().startswith("edit"):
+            last_ok[key] = call.time
+        elif call.description and "not modified" in call.description:
+            wasted += 1
+            before = last_ok.get(key)
+            if before is not None and any(before <= k <= call.time for k in kill_times):
+                after_kill += 1
+    return wasted, after_kill
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -495,8 +535,12 @@ async def _progress(report: FleetReport, started: float, every: float) -> None:
 
 
 async def _kill_every(fleet: _Fleet, seconds: float) -> None:
+    """A kill at every multiple of ``seconds`` (a restart takes some of the interval)."""
+    loop = asyncio.get_running_loop()
+    start, tick = loop.time(), 0
     while True:
-        await asyncio.sleep(seconds)
+        tick += 1
+        await asyncio.sleep(max(0.0, start + tick * seconds - loop.time()))
         if fleet.time_up():
             return
         await fleet.kill_one()
@@ -514,6 +558,9 @@ async def _one_table(fleet: _Fleet, i: int, timer: int, delay: float) -> None:
     try:
         for p in people:
             await emu.send_message(p, p.private_chat_id, "/start")
+        # Before /newgame: handled at the same time by another worker, it would not
+        # know yet that it may write to its sender, and not seat them.
+        await runner.settle()
         async with fleet.sessions.begin() as s:
             await repo.get_or_create_chat(s, group.id, "supergroup", group.title)
             settings = {"target": 1, "timer": timer, "players": 4, "level": fleet.level}
@@ -543,12 +590,15 @@ async def _one_match(fleet: _Fleet, table: _FleetTable, runner: _Runner, people,
         report.lost_fields += 1
         report.problems.append(f"the lobby of {group.title} has no message id")
         return
-    await _answered(fleet, runner, people[1], group.id, lobby, f"j:{game.id}")
+    joined = await _answered(fleet, runner, people[1], group.id, lobby, f"j:{game.id}")
     await _answered(fleet, runner, people[0], group.id, lobby, f"s:{game.id}")
     game = await table.game()
     if sorted(game.user_ids()) != sorted(p.id for p in people):
         report.lost_fields += 1
-        report.problems.append(f"{group.title}: seated {game.user_ids()}")
+        report.problems.append(
+            f"{group.title}: seated {game.user_ids()} of {[p.id for p in people]} "
+            f"(the join was answered {joined!r})"
+        )
     # People play the lowest legal card: as valid as any, and nearly free to choose.
     strategies = {p.id: lowest_card for p in people}
     idle_hand, lost = -1, False
@@ -573,16 +623,16 @@ async def _one_match(fleet: _Fleet, table: _FleetTable, runner: _Runner, people,
         report.finished += 1
 
 
-async def _answered(fleet: _Fleet, runner, user, chat_id, message_id, data) -> None:
+async def _answered(fleet: _Fleet, runner, user, chat_id, message_id, data) -> str | None:
     """Press until the bot has answered (one swallowed before the inbox is pressed
-    again)."""
+    again); the answer's text."""
     while True:
         handle = await fleet.emu.press(user, chat_id, message_id, data)
         fleet.report.presses += 1
         await runner.settle()
         await _until_answered(handle)
         if handle.answer is not None:
-            return
+            return handle.answer.text
 
 
 async def _until_answered(handle, quiet: float = 12.0) -> None:
@@ -660,7 +710,9 @@ async def _wait_timeout(fleet: _Fleet, runner, game: Game, match: Match) -> None
     report.timeouts += 1
     if late > LATE_SECONDS:
         report.late_timers += 1
-        report.problems.append(f"a timer fired {late:.1f} s after its deadline")
+        since = fleet.since_kill(time.time())
+        killed = f", {since:.0f} s after a worker was killed" if since is not None else ""
+        report.problems.append(f"a timer fired {late:.1f} s after its deadline{killed}")
     seats = row.seats if isinstance(row.seats, list) else json.loads(row.seats)
     fired = _timeouts(seats, uid) - before
     if fired > 1:
@@ -727,7 +779,17 @@ def main(argv: list[str] | None = None) -> int:
         print("  problem:", p)
     if len(report.problems) > 20:
         print(f"  ... {len(report.problems) - 20} more problems")
-    bad = report.unanswered or report.lost_plays or report.doubled_plays or report.lost_fields
+    bad = (
+        report.unanswered
+        or report.lost_plays
+        or report.doubled_plays
+        or report.lost_fields
+        or report.timers_twice
+        or report.timers_missed
+        or report.late_timers
+        or report.stalls
+    )
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 1 if report.problems or bad else 0
 
 

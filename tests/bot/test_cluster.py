@@ -27,7 +27,10 @@ async def test_three_workers_and_a_killed_one_lose_nothing(tmp_path):
     assert report.timers_twice == 0 and report.timers_missed == 0, summary
     assert report.stalls == 0, summary
     assert report.double_taps > 0, summary
-    assert report.not_modified * 100 < report.plays, summary
+    # No edit wasted on a message another worker had already brought up to date (an
+    # edit a killed worker had sent but not recorded is made again: at least once).
+    wasted = report.not_modified - report.not_modified_after_kills
+    assert wasted * 100 < report.plays, summary
     # The updates of the tables really were spread over the workers.
     workers = [p for p in tmp_path.glob("worker*.log") if "handled" in p.read_text()]
     assert len(workers) >= 2
