@@ -106,6 +106,8 @@ class FleetReport:
     lag: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: What to look at for a problem (printed after the summary).
+    details: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         per100 = 100 * self.not_modified / max(self.plays, 1)
@@ -504,6 +506,19 @@ def _not_modified(calls: list[Any], kill_times: list[float]) -> tuple[int, int]:
     return wasted, after_kill
 
 
+def _history(emu: BotApiEmulator, chats: list[int], last: int = 12) -> list[str]:
+    lines = []
+    for chat in chats:
+        calls = [c for c in emu.calls if c.chat_id == chat][-last:]
+        for c in calls:
+            outcome = "ok" if c.ok else (c.description or "in flight")
+            mid = c.params.get("message_id")
+            result = c.result.get("message_id") if isinstance(c.result, dict) else None
+            at = datetime.fromtimestamp(c.time).strftime("%H:%M:%S.%f")[:-3]
+            lines.append(f"  {at} {chat} {c.method} message {mid or result}: {outcome}")
+    return lines
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -573,6 +588,8 @@ async def _one_table(fleet: _Fleet, i: int, timer: int, delay: float) -> None:
         report.problems.append(f"table {i} stuck: {exc}")
     except Exception as exc:  # one table's surprise must not end the others' run
         report.problems.append(f"table {i}: {exc!r}")
+        report.details.append(f"table {i}: {exc!r}; the bot's last calls about its chats:")
+        report.details.extend(_history(emu, runner.chats))
 
 
 async def _one_match(fleet: _Fleet, table: _FleetTable, runner: _Runner, people, timer) -> None:
@@ -779,6 +796,8 @@ def main(argv: list[str] | None = None) -> int:
         print("  problem:", p)
     if len(report.problems) > 20:
         print(f"  ... {len(report.problems) - 20} more problems")
+    for line in report.details[:200]:
+        print(line)
     bad = (
         report.unanswered
         or report.lost_plays

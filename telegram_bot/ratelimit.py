@@ -8,8 +8,12 @@ the group's by the time passed (on the database's clock), and takes one token fr
 both or from neither. The rows are locked in key order, so two callers never deadlock.
 
 A token bucket of capacity ``C`` refilled at ``r`` a second grants at most ``C + r·W``
-calls in any window of ``W`` seconds: :data:`OVERALL` (10, 20/s) never passes 30 in a
-second, :data:`GROUP` (4, one per 4 s) never passes 19 in a minute.
+calls in any window of ``W`` seconds: :data:`OVERALL` (5, 20/s) never passes 25 in a
+second, :data:`GROUP` (3, one per 4 s) never passes 18 in a minute. The rest of
+Telegram's 30 and 20 is a margin: a call reaches Telegram a little after its grant, and
+a worker that stalls (a busy machine, a restart's backlog) sends several at once. (With
+bursts of 10 and 4, 200 tables and a worker killed every 30 s drew 17 refusals in 10
+minutes.)
 
 :class:`SharedRateLimiter` plugs this into python-telegram-bot (``rate_limiter=``), so
 every message the worker posts or edits waits for its tokens: the outbox's, and a
@@ -48,8 +52,8 @@ class Bucket:
         return self.capacity + self.rate * seconds
 
 
-OVERALL = Bucket(capacity=10, rate=20)
-GROUP = Bucket(capacity=4, rate=0.25)
+OVERALL = Bucket(capacity=5, rate=20)
+GROUP = Bucket(capacity=3, rate=0.25)
 
 #: Methods that put a message on screen: the ones Telegram's flood limits count.
 COUNTED = frozenset(
