@@ -18,6 +18,7 @@ from . import guide, handlers
 from .config import Settings
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from .outbox import Outbox
+from .ratelimit import SharedRateLimiter
 from .service import GameService, ServiceConfig
 from .storage.db import create_engine, migrate, session_factory
 from .sweeper import Sweeper
@@ -77,19 +78,19 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
     urls = settings.api_base_urls()
     if urls is not None:
         builder = builder.base_url(urls[0]).base_file_url(urls[1])
-    if settings.rate_limit:
+    if settings.rate_limit and settings.shared:
+        # Several workers of one bot: one budget for all of them, in PostgreSQL.
+        builder = builder.rate_limiter(SharedRateLimiter(settings.database_url, settings.token))
+    elif settings.rate_limit:
         # Waits rather than fails when we would exceed Telegram's limits; a 429 that
         # still comes back is handled by the outbox, per message.
         # Leaky buckets allow their capacity in a burst on top of their rate, so they
         # are sized for sliding windows: a group's bucket of 4 refilled at 4 per 16 s
         # never passes 4 + 15 = 19 calls in any 60 s, and the overall bucket of 10
         # refilled at 10 per 0.5 s never passes 10 + 20 = 30 calls in any second.
-        # Several workers (HOKM_WORKERS) share the bot's 30 calls a second evenly; a
-        # group's calls come from one worker at a time (the outbox's chat lock).
-        share = max(settings.workers, 1)
         builder = builder.rate_limiter(
             AIORateLimiter(
-                overall_max_rate=max(10 // share, 1),
+                overall_max_rate=10,
                 overall_time_period=0.5,
                 group_max_rate=4,
                 group_time_period=16,

@@ -36,80 +36,42 @@ from sqlalchemy.exc import DBAPIError
 from core import Match, parse_card
 
 from .emulator import BotApiEmulator
+from .restartable import Restartable
 from .simulation import Table, by_level
 from .storage import repo
 from .storage.db import create_engine, normalize_url, session_factory
 from .storage.models import MatchResult, OutboxMessage
 
-__all__ = ["BotProcess", "ChaosReport", "play_with_kills"]
+__all__ = ["ChaosReport", "bot_process", "play_with_kills"]
 
 #: Without any progress (API call, outbox row, move) for this long, a run has hung.
 STALL_SECONDS = 120.0
 
 
-class BotProcess:
-    """The bot as a child process, pointed at the emulator; killed and restarted."""
+def bot_process(
+    emu: BotApiEmulator, db_url: str, log_path: Path, bot_dir: Path | None = None, **env: str
+) -> Restartable:
+    """The bot (``python -m telegram_bot``, long polling) pointed at the emulator; ready
+    once it polls for updates (it has migrated, resumed and drained by then).
+    ``bot_dir``: the checkout whose bot runs (default: this one), for a baseline."""
+    env = {
+        **os.environ,
+        "BOT_TOKEN": emu.token,
+        "TELEGRAM_API_URL": emu.base_url.removesuffix("/bot"),
+        "DATABASE_URL": db_url,
+        "HOKM_RATE_LIMIT": "0",
+        "HOKM_COMPUTER_DELAY": "0",
+        "HOKM_HAND_PAUSE": "0",
+        "HOKM_THINK_SECONDS": "0.05",
+        "PYTHONUNBUFFERED": "1",
+        **env,
+    }
 
-    def __init__(
-        self,
-        emu: BotApiEmulator,
-        db_url: str,
-        log_path: Path,
-        bot_dir: Path | None = None,
-        **env: str,
-    ) -> None:
-        self.emu = emu
-        #: The checkout whose bot runs (default: this one), to compare with a baseline.
-        self.bot_dir = bot_dir
-        self.env = {
-            **os.environ,
-            "BOT_TOKEN": emu.token,
-            "TELEGRAM_API_URL": emu.base_url.removesuffix("/bot"),
-            "DATABASE_URL": db_url,
-            "HOKM_RATE_LIMIT": "0",
-            "HOKM_COMPUTER_DELAY": "0",
-            "HOKM_HAND_PAUSE": "0",
-            "HOKM_THINK_SECONDS": "0.05",
-            "PYTHONUNBUFFERED": "1",
-            **env,
-        }
-        self.log_path = log_path
-        self.proc: asyncio.subprocess.Process | None = None
-        self.starts = 0
-        self.ready = False
+    def polling(_proc: Restartable):
+        mark = emu.mark()
+        return lambda: any(c.method == "getUpdates" for c in emu.calls[mark:])
 
-    async def start(self) -> None:
-        mark = self.emu.mark()
-        with open(self.log_path, "ab") as log:
-            self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "telegram_bot",
-                env=self.env,
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=self.bot_dir,
-            )
-        self.starts += 1
-        # Ready once it polls for updates (it has migrated, resumed and drained by then).
-        while not any(c.method == "getUpdates" for c in self.emu.calls[mark:]):
-            if self.proc.returncode is not None:
-                raise RuntimeError(
-                    f"the bot exited with {self.proc.returncode}; see {self.log_path}"
-                )
-            await asyncio.sleep(0.01)
-        self.ready = True
-
-    async def stop(self, sig: int = signal.SIGTERM) -> None:
-        self.ready = False
-        if self.proc is None or self.proc.returncode is not None:
-            return
-        self.proc.send_signal(sig)
-        await self.proc.wait()
-
-    async def restart(self, sig: int) -> None:
-        await self.stop(sig)
-        await self.start()
+    return Restartable("telegram_bot", [], env, log_path, polling, cwd=bot_dir)
 
 
 @dataclass
@@ -134,7 +96,7 @@ class ProcessRunner:
     """What :class:`~telegram_bot.simulation.Table` needs of a runner, for a bot that
     lives in another process: its database, and a wait for it to be done."""
 
-    def __init__(self, emu: BotApiEmulator, bot: BotProcess, db_url: str, chat_id: int) -> None:
+    def __init__(self, emu: BotApiEmulator, bot: Restartable, db_url: str, chat_id: int) -> None:
         self.emu = emu
         self.bot = bot
         self.engine = create_engine(db_url)
@@ -247,7 +209,7 @@ async def play_with_kills(
     rng = random.Random(seed)
     report = ChaosReport()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="hokm-chaos-"))
-    bot = BotProcess(
+    bot = bot_process(
         emu, normalize_url(db_url), log_dir / "bot.log", bot_dir, HOKM_DEAL_SEED=str(seed)
     )
     users = [emu.add_user(f"P{i}", language_code="en") for i in range(people)]

@@ -163,7 +163,9 @@ class ClockMixin(ServiceBase):
                 if seat is None:
                     return
                 info = game.seats[match.order[seat]]
-                action = await self._think(game.id, seat, "normal", match)
+                # The quick rule player, not normal's playouts: the game's row is locked
+                # and the table waits for this card (playouts took 5-10 s under load).
+                action = await self._think(game.id, seat, "normal0", match)
                 events = match.apply(seat, action)
                 info["timeouts"] = int(info.get("timeouts", 0)) + 1
                 info["timed_out"] = True

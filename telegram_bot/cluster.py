@@ -33,6 +33,7 @@ from aiohttp import web
 from sqlalchemy import text
 from telegram import Bot, Update
 
+from . import languages, reposts
 from .app import build_application, close_application, open_application
 from .config import Settings
 from .storage.db import create_engine, migrate, normalize_url
@@ -75,7 +76,7 @@ async def run_ingress(settings: Settings, stop: asyncio.Event) -> None:
     """Receive the webhook until ``stop`` is set."""
     url = _require_postgres(settings)
     await migrate(url)
-    engine = create_engine(url)
+    engine = create_engine(url, pool_size=4, max_overflow=4)  # one short insert a request
     path = f"/{settings.token}"
 
     async def receive(request: web.Request) -> web.Response:
@@ -142,6 +143,9 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     wake = asyncio.Event()
     listener = await asyncpg.connect(_asyncpg_dsn(url))
     await listener.add_listener(CHANNEL, lambda *_: wake.set())
+    service = app.bot_data["service"]
+    await languages.listen(service.languages, listener)
+    sharing = asyncio.create_task(reposts.share_newest(service.outbox, service.sessions))
     handling: set[asyncio.Task[None]] = set()
     log.info("worker ready")
 
@@ -158,20 +162,28 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     try:
         while not stop.is_set():
             wake.clear()
+            # At most BATCH updates in hand: claiming more than it can handle, a busy
+            # worker would run out of connections and let its leases expire.
+            room = BATCH - len(handling)
+            if room <= 0:
+                await asyncio.wait(set(handling), return_when=asyncio.FIRST_COMPLETED)
+                continue
             async with engine.begin() as conn:
-                rows = (await conn.execute(text(_CLAIM), {"n": BATCH})).all()
+                rows = (await conn.execute(text(_CLAIM), {"n": room})).all()
             if rows:
                 log.debug("claimed %d update(s)", len(rows))
             for row_id, payload in rows:
                 task = asyncio.create_task(handle(row_id, payload))
                 handling.add(task)
                 task.add_done_callback(handling.discard)
-            if len(rows) < BATCH:
+            if len(rows) < room:
                 # A NOTIFY wakes us; the timeout also picks up expired leases.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(_first(wake, stop), 1.0)
     finally:
         await asyncio.gather(*handling, return_exceptions=True)
+        sharing.cancel()
+        await asyncio.gather(sharing, return_exceptions=True)
         await listener.close()
         await close_application(app)
         await engine.dispose()
@@ -192,11 +204,8 @@ async def _first(*events: asyncio.Event) -> None:
 async def run_all(settings: Settings, workers: int, stop: asyncio.Event) -> None:
     """The ingress and ``workers`` workers as child processes, stopped together."""
     await migrate(_require_postgres(settings))
-    env = {**os.environ, "HOKM_WORKERS": str(workers)}
     procs = [
-        await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "telegram_bot.cluster", role, env=env
-        )
+        await asyncio.create_subprocess_exec(sys.executable, "-m", "telegram_bot.cluster", role)
         for role in ["ingress"] + ["worker"] * workers
     ]
     waiters = [asyncio.create_task(p.wait()) for p in procs]
@@ -222,11 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(
         format=f"%(asctime)s {args.role}[{os.getpid()}] %(levelname)s %(name)s: %(message)s",
-        level=logging.DEBUG if os.environ.get("HOKM_DEBUG") else logging.INFO,
+        level=logging.INFO,
     )
-    for noisy in ("httpcore", "asyncio", "aiosqlite"):
+    if os.environ.get("HOKM_DEBUG"):
+        # Our own steps; python-telegram-bot's would log every call with its payload.
+        for ours in ("__main__", "telegram_bot"):
+            logging.getLogger(ours).setLevel(logging.DEBUG)
+    for noisy in ("httpcore", "asyncio", "aiosqlite", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = Settings.from_env()
     if not settings.token:
         print("BOT_TOKEN is not set.", file=sys.stderr)

@@ -37,8 +37,6 @@ class Settings:
     sweep_seconds: float = 5.0
     #: One of several worker processes on one PostgreSQL database (telegram_bot.cluster).
     shared: bool = False
-    #: How many workers share the bot's overall rate limit (HOKM_WORKERS).
-    workers: int = 1
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -62,7 +60,6 @@ class Settings:
             idle_hours=float(env.get("HOKM_IDLE_HOURS", "24")),
             sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
             shared=env.get("HOKM_SHARED", "0") == "1",
-            workers=int(env.get("HOKM_WORKERS", "1") or 1),
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

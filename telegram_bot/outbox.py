@@ -48,12 +48,13 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, text, update
+from sqlalchemy import delete, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
+from .chatlocks import ChatLocks
 from .storage import repo
 from .storage.models import OutboxMessage, ShownMessage, utcnow
 
@@ -71,6 +72,8 @@ _MAX_UNEXPECTED = 5
 #: each idle one's socket, on every request). Telegram takes ~30 calls/s from a bot:
 #: at its ~0.1 s round trips a few calls in flight are enough.
 _CALLS_AT_ONCE = 6
+#: Rows waiting this long may be nobody's: the poll drains their chats.
+_ORPHAN_AFTER = timedelta(seconds=2)
 #: Remembered signatures (what each message shows); a forgotten one costs one edit.
 _SHOWN_LIMIT = 8192
 
@@ -110,6 +113,7 @@ class Outbox:
         self.sessions = sessions
         self.shared = shared
         self._drains: dict[int, asyncio.Task[None]] = {}
+        self._chat_locks = ChatLocks(sessions)
         self._rekicked: set[int] = set()
         # What each target shows, and the newest state committed for it.
         self._shown = _Lru()
@@ -332,6 +336,9 @@ class Outbox:
     def newest_message_id(self, chat_id: int) -> int | None:
         return self._newest.get(chat_id)
 
+    def newest_message_ids(self) -> dict[int, int]:
+        return dict(self._newest)
+
     async def forget_chat(self, s: AsyncSession, chat_id: int) -> None:
         """Forget what the chat's messages show (they may be stale): the next edit of
         each is sent even if it looks unchanged."""
@@ -439,13 +446,23 @@ class Outbox:
         if self._cleaner is not None:
             await asyncio.gather(self._cleaner, return_exceptions=True)
         await self._cleanup()
+        await self._chat_locks.close()
 
     async def run_poll(self, interval: float = 1.0) -> None:
         """Forever: drain chats whose rows nobody is carrying out (decided by another
         process, or left by one that died or by a drain that failed)."""
         while True:
             try:
-                query = select(_OUTBOX.c.chat_id).distinct().limit(500)
+                # A process drains what it decides at once: only rows left waiting
+                # a while may have nobody on them (with several workers, asking for
+                # every chat's lock each second kept the locks' connection busy).
+                young = utcnow() - _ORPHAN_AFTER
+                query = (
+                    select(_OUTBOX.c.chat_id)
+                    .where(_OUTBOX.c.created_at < young)
+                    .distinct()
+                    .limit(500)
+                )
                 if self._done_ids:  # carried out, their deletion not written yet
                     query = query.where(_OUTBOX.c.id.not_in(list(self._done_ids)))
                 async with self.sessions() as s:
@@ -466,16 +483,18 @@ class Outbox:
             if not self.shared:
                 await self._drain_rows(chat_id)
                 return
-            # One drain per chat across processes: the chat's advisory lock, held by
-            # this session's connection (released by the database if this process dies).
-            async with self.sessions() as lock:
-                key = func.pg_try_advisory_lock(chat_id)
-                if not await lock.scalar(select(key)):
+            # One drain per chat across processes: the chat's advisory lock (chatlocks).
+            try:
+                if not await self._chat_locks.try_lock(chat_id):
                     return
                 try:
                     await self._drain_rows(chat_id)
                 finally:
-                    await lock.scalar(select(func.pg_advisory_unlock(chat_id)))
+                    await self._chat_locks.unlock(chat_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database: the rows stay; the next kick or poll retries
+                log.exception("outbox drain of chat %s failed", chat_id)
         finally:
             if self._drains.get(chat_id) is asyncio.current_task():
                 del self._drains[chat_id]

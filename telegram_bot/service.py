@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from . import languages
 from .clock import ClockMixin
-from .i18n import Translator, get_translator, language_from_telegram
+from .i18n import Translator, get_translator
 from .lobby import BUSY, DEFAULT_SETTINGS, LobbyMixin, _human_seat
 from .moves import MovesMixin
 from .recovery import RecoveryMixin
@@ -43,9 +44,6 @@ __all__ = [
     "_seat_of",
 ]
 
-#: Users whose language is remembered (the database has it for the others).
-LANG_CACHE_SIZE = 4096
-
 
 class GameService(LobbyMixin, MovesMixin, ClockMixin, ViewsMixin, RecoveryMixin):
     """Every game change of this process (the parts are listed in the module's docstring)."""
@@ -53,26 +51,11 @@ class GameService(LobbyMixin, MovesMixin, ClockMixin, ViewsMixin, RecoveryMixin)
     # ---------------------------------------------------------------- languages
 
     async def user_lang(self, user_id: int, s: AsyncSession | None = None) -> str:
-        """The user's language. Inside a transaction pass its session ``s``: a second
-        connection opened while a SQLite write transaction waits would deadlock with
-        the writers queued behind it once the pool runs dry."""
-        lang = self._langs.get(user_id)
-        if lang is None:
-            if s is not None:
-                user = await repo.get_user(s, user_id)
-            else:
-                async with self.sessions() as own:
-                    user = await repo.get_user(own, user_id)
-            if user is None:  # not seen yet: no guess is remembered
-                return "fa"
-            lang = user.language or language_from_telegram(user.telegram_language)
-            self._langs[user_id] = lang
-            if len(self._langs) > LANG_CACHE_SIZE:  # the oldest entry goes
-                del self._langs[next(iter(self._langs))]
-        return lang
+        """The user's language (inside a transaction, pass its session ``s``)."""
+        return await self.languages.get(user_id, s)
 
     def forget_lang(self, user_id: int) -> None:
-        self._langs.pop(user_id, None)
+        self.languages.forget(user_id)
 
     async def user_tr(self, user_id: int, s: AsyncSession | None = None) -> Translator:
         return get_translator(await self.user_lang(user_id, s))
@@ -94,7 +77,7 @@ class GameService(LobbyMixin, MovesMixin, ClockMixin, ViewsMixin, RecoveryMixin)
             return get_translator("fa")
         if not self.outbox.shared:
             self._chat_langs[chat_id] = chat.language
-            if len(self._chat_langs) > LANG_CACHE_SIZE:  # the oldest entry goes
+            if len(self._chat_langs) > languages.LANG_CACHE_SIZE:  # the oldest entry goes
                 del self._chat_langs[next(iter(self._chat_langs))]
         return get_translator(chat.language)
 

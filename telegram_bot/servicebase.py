@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core import Match
 
+from .languages import Languages
 from .locks import KeyedLocks
 from .outbox import Outbox
 from .storage.models import Game
@@ -69,7 +70,8 @@ class ServiceBase:
         # Per-game state lives only while a game needs it: a lock while held or
         # awaited, computer players and a timer while the match runs.
         self._locks = KeyedLocks()
-        self._langs: dict[int, str] = {}
+        # Per process, unless workers share the database (telegram_bot.languages).
+        self.languages = Languages(sessions, remember=not outbox.shared)
         self._chat_langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}

@@ -39,7 +39,7 @@ class ViewsMixin(ServiceBase):
         gtr = await self.chat_tr(game.chat_id, s)
         table = render.table_text(game, match, gtr)
         keyboard = render.table_keyboard(game, match, gtr)
-        repost = reposts.due(self, game, match, events)
+        repost = await reposts.due(self, s, game, match, events)
         if not repost:
             await self._show_table(s, game, table, keyboard)
         for e in events:

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -139,6 +140,9 @@ class Chat(Base):
     created_at: Mapped[datetime] = mapped_column(
         UTCDateTime, default=utcnow, server_default=func.now()
     )
+    # The newest message id any worker has seen in the chat (telegram_bot.reposts);
+    # kept here only when several workers share the database.
+    newest_message_id: Mapped[int | None] = mapped_column(BigInteger)
 
     def __repr__(self) -> str:
         return f"Chat(id={self.id!r}, type={self.type!r}, title={self.title!r})"
@@ -314,6 +318,17 @@ class ShownMessage(Base):
 
     target: Mapped[str] = mapped_column(String(80), primary_key=True)
     signature: Mapped[str] = mapped_column(String(64))
+
+
+class RateBucket(Base):
+    """A token bucket of Telegram's flood limits shared by the workers of one bot
+    (``bot:<id>`` overall, ``group:<id>:<chat>`` per group; see telegram_bot.ratelimit)."""
+
+    __tablename__ = "rate_buckets"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class PlayerTally(Base):

@@ -4,7 +4,7 @@ and its per-game structures stay empty between them (the RSS side is measured by
 
 from __future__ import annotations
 
-from telegram_bot import service as service_module
+from telegram_bot import languages
 
 from .driver import Table, by_level
 from .test_game_flow import _data, _open, _people
@@ -22,7 +22,7 @@ def _sizes(service) -> dict[str, int]:
 
 
 async def test_many_short_matches_leave_no_per_game_state(emu, runner, monkeypatch):
-    monkeypatch.setattr(service_module, "LANG_CACHE_SIZE", 3)
+    monkeypatch.setattr(languages, "LANG_CACHE_SIZE", 3)
     service = runner.service
     seen = []
     for k in range(MATCHES):
@@ -37,7 +37,7 @@ async def test_many_short_matches_leave_no_per_game_state(emu, runner, monkeypat
         await runner.settle()
         assert (await table.game()).status == "finished"
         seen.append(_sizes(service))
-        assert len(service._langs) <= 3
+        assert 0 < len(service.languages) <= 3
     assert seen == [dict.fromkeys(("locks", "players", "timers", "background"), 0)] * MATCHES
 
 
