@@ -36,6 +36,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -48,6 +49,7 @@ from core import Match, PlayCard
 
 from .cluster import LEASE_SECONDS, free_port
 from .emulator import BotApiEmulator
+from .emulator.limits import COUNTED_METHODS
 from .restartable import Restartable, log_says
 from .simulation import Table, lowest_card
 from .storage import repo
@@ -98,6 +100,10 @@ class FleetReport:
     not_modified_after_kills: int = 0
     #: Calls refused by the emulator's flood limits (None: limits not enforced).
     flood_refusals: int | None = None
+    #: Those refusals by kind ("global": 30/s, "group": 20/min).
+    refusal_kinds: dict[str, int] = field(default_factory=dict)
+    #: The most sends and edits that reached the emulator within one second.
+    busiest_second: int = 0
     cpu_people: float = 0.0
     cpu_bots: float = 0.0
     #: Press to settled table, seconds (p50, p99).
@@ -119,7 +125,9 @@ class FleetReport:
         flood = (
             ""
             if self.flood_refusals is None
-            else f"\n  {self.flood_refusals} calls refused by the flood limits"
+            else f"\n  {self.flood_refusals} calls refused by the flood limits "
+            f"{self.refusal_kinds}; at most {self.busiest_second} sends and edits reached "
+            f"the emulator within one second"
         )
         return (
             f"{self.tables} tables, {self.workers} workers, {self.seconds:.0f} s: "
@@ -458,6 +466,9 @@ async def run_fleet(
         )
         if rate_limit:
             report.flood_refusals = emu.rate_violations
+            kinds = Counter(v.kind for v in emu.rate_violation_log)
+            report.refusal_kinds = dict(kinds)
+            report.busiest_second = _busiest_second(emu.calls)
         late = list(watcher.late.values())
         report.stalls = len(late)
         report.most_late = max((past for past, _ in late), default=0.0)
@@ -517,6 +528,17 @@ def _history(emu: BotApiEmulator, chats: list[int], last: int = 12) -> list[str]
             at = datetime.fromtimestamp(c.time).strftime("%H:%M:%S.%f")[:-3]
             lines.append(f"  {at} {chat} {c.method} message {mid or result}: {outcome}")
     return lines
+
+
+def _busiest_second(calls: list[Any]) -> int:
+    """The most calls counted by flood limits that started within one second."""
+    times = sorted(c.time for c in calls if c.method.lower() in COUNTED_METHODS)
+    most, first = 0, 0
+    for last, t in enumerate(times):
+        while times[first] <= t - 1.0:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 def _pct(values: list[float], q: float) -> float:
