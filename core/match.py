@@ -12,13 +12,9 @@ form side 0 and seats 1 and 3 side 1; otherwise each seat is its own side.
 from __future__ import annotations
 
 import itertools
-import json
-from collections.abc import Iterable
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any
 
-from . import scoring
+from . import match_codec, scoring
 from .actions import (
     Action,
     Bid,
@@ -29,6 +25,7 @@ from .actions import (
     Exchange,
     PlayCard,
 )
+from .bidding_phases import BiddingPhases
 from .cards import (
     CARDS,
     SUIT_MASKS,
@@ -37,36 +34,33 @@ from .cards import (
     CardSet,
     Suit,
     cards_in,
-    mask_of,
-    parse_card,
 )
-from .deck import deal, deck_rng, owners, shuffled_deck
+from .dealing import DealingPhases
+from .deck import deck_rng
 from .errors import ErrorCode, IllegalAction
-from .events import (
-    BidMade,
-    BlindDeclared,
-    CardPlayed,
-    CardsDealt,
-    Discarded,
-    Drew,
-    Event,
-    Exchanged,
-    HakemDrawn,
-    HandEnded,
-    HandStarted,
-    MatchEnded,
-    SeatsArranged,
-    TrickWon,
-    TrumpChosen,
-)
+from .events import CardPlayed, Event, HandEnded, MatchEnded, TrickWon
+from .match_codec import FORMAT_VERSION
 from .scoring import TRICKS_TO_WIN
+from .state import (
+    _BID,
+    _BLIND,
+    _DISCARD,
+    _DRAW,
+    _EXCHANGE,
+    _NEW,
+    _OVER,
+    _PLAY,
+    _STATE,
+    _TRUMP,
+    Phase,
+    SeatView,
+    TrickRecord,
+    _tuple_new,
+)
 from .trick import winning_play
 from .variant import Kind, Variant
 
 __all__ = ["FORMAT_VERSION", "Match", "Phase", "SeatView", "TrickRecord"]
-
-#: Bumped whenever :meth:`Match.to_json`'s layout changes incompatibly.
-FORMAT_VERSION = 1
 
 _SPADES = SUIT_MASKS[Suit.SPADES]
 _S, _H, _D, _C = SUIT_PATTERNS
@@ -74,131 +68,15 @@ _SHIFT = (0, 13, 26, 39)
 #: ``_FOLLOW[card led]``: the shift of its suit's 13 bits in a hand, and that suit's
 #: pattern table (one lookup instead of a division and two lookups per card).
 _FOLLOW = tuple((_SHIFT[c // 13], SUIT_PATTERNS[c // 13]) for c in range(52))
-_FIRST_DEAL = 5
-_ACE = 12  # card index within a suit
 
 
-class Phase(StrEnum):
-    NEW = "new"  # created, start() not called yet
-    TRUMP = "trump"  # the hakem names trump from the first five cards
-    DISCARD = "discard"  # two players: put two cards away
-    DRAW = "draw"  # two players: keep or discard from the stock
-    BLIND = "blind"  # bidding variant: blind nil or not, before the draw
-    EXCHANGE = "exchange"  # bidding variant: blind-nil players swap up to 3 cards
-    BID = "bid"  # bidding variant: 0..13 tricks
-    PLAY = "play"  # trick play
-    OVER = "over"  # the match has a winner
+class Match(DealingPhases, BiddingPhases):
+    """One match of Hokm. Create it, call :meth:`start`, then :meth:`apply`.
 
-
-class TrickRecord(NamedTuple):
-    leader: int
-    plays: tuple[tuple[int, Card], ...]
-    winner: int
-
-
-# Phases as module constants: an attribute of an Enum class is looked up through
-# EnumType's __getattr__ hook, about nine times slower than a global here.
-_NEW = Phase.NEW
-_TRUMP = Phase.TRUMP
-_DISCARD = Phase.DISCARD
-_DRAW = Phase.DRAW
-_BLIND = Phase.BLIND
-_EXCHANGE = Phase.EXCHANGE
-_BID = Phase.BID
-_PLAY = Phase.PLAY
-_OVER = Phase.OVER
-_tuple_new = tuple.__new__
-
-#: A match's whole state (copied by :meth:`Match.copy`).
-_STATE = (
-    "variant",
-    "seed",
-    "n",
-    "_bidding",
-    "_card_points",
-    "_next",
-    "_trick_extras",
-    "_without",
-    "phase",
-    "order",
-    "first_draw",
-    "hand_no",
-    "hakem",
-    "dealer",
-    "first",
-    "trump",
-    "turn",
-    "leader",
-    "hands",
-    "stock",
-    "discards",
-    "pile",
-    "trick",
-    "tricks",
-    "tricks_won",
-    "scores",
-    "card_points",
-    "bags",
-    "bids",
-    "blind",
-    "spades_broken",
-    "winner",
-    "history",
-    "ply",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class SeatView:
-    """What one seat may know, and nothing more. ``seat`` None is a spectator."""
-
-    variant: Variant
-    seat: int | None
-    phase: Phase
-    turn: int | None
-    hand_no: int
-    hakem: int | None
-    dealer: int
-    trump: Suit | None
-    #: This seat's cards (empty for a spectator).
-    hand: tuple[Card, ...]
-    hand_sizes: tuple[int, ...]
-    #: The trick on the table, in playing order.
-    trick: tuple[tuple[int, Card], ...]
-    leader: int | None
-    #: Completed tricks of this hand.
-    tricks: tuple[TrickRecord, ...]
-    tricks_won: tuple[int, ...]
-    scores: tuple[int, ...]
-    card_points: tuple[int, ...]
-    stock_size: int
-    #: Two-player draw: the top stock card, shown only to the seat deciding on it.
-    top_card: Card | None
-    #: Cards this seat put away (its own discards only).
-    discards: tuple[Card, ...]
-    bids: tuple[int | None, ...]
-    blind: tuple[bool, ...]
-    spades_broken: bool
-    #: ``order[seat]`` is the player (by join order) sitting there.
-    order: tuple[int, ...]
-    #: The face-up deal that chose the first hakem.
-    first_draw: tuple[tuple[int, Card], ...]
-    legal: tuple[Action, ...]
-
-    @property
-    def played(self) -> CardSet:
-        """Every card played this hand, including the trick on the table."""
-        m = 0
-        for t in self.tricks:
-            for _, c in t.plays:
-                m |= 1 << c
-        for _, c in self.trick:
-            m |= 1 << c
-        return m
-
-
-class Match:
-    """One match of Hokm. Create it, call :meth:`start`, then :meth:`apply`."""
+    The phases before the first trick live in :mod:`core.dealing` and
+    :mod:`core.bidding_phases`, the JSON layout in :mod:`core.match_codec`; who
+    wins a trick in :mod:`core.trick`, what a hand scores in :mod:`core.scoring`.
+    """
 
     # Slots: a search reads and writes these on every card, and a slot is cheaper
     # than an instance dict of this many keys. ``__dict__`` keeps subclasses and
@@ -475,220 +353,6 @@ class Match:
         if self._card_points:
             self.card_points[self.variant.side_of(winner)] += sum(c % 13 + 2 for _, c in plays)
 
-    def _draw_for_hakem(self, events: list[Event]) -> None:
-        """First hakem: deal face up from a random seat until the first ace."""
-        v = self.variant
-        # Drawn from the game's own deck: with 2 or 3 players the removed 2 is out.
-        deck = shuffled_deck(self.seed, "hakem", self._without)
-        seat = deck_rng(self.seed, "hakem-seat").randrange(self.n)
-        draw: list[tuple[int, Card]] = []
-        hakem = partner = None
-        for card in deck:
-            if hakem is not None and seat == hakem:
-                seat = (seat + 1) % self.n  # the hakem gets no more cards
-            draw.append((seat, card))
-            if card % 13 == _ACE:
-                if hakem is None:
-                    hakem = seat
-                    if not (v.teams and v.teams_by_aces):
-                        break
-                else:
-                    partner = seat
-                    break
-            seat = (seat + 1) % self.n
-        assert hakem is not None
-        self.hakem = hakem
-        self.first_draw = tuple(draw)
-        events.append(HakemDrawn(self.first_draw, hakem, partner))
-        if partner is not None:
-            opposite = (hakem + 2) % 4
-            if partner != opposite:
-                order = list(self.order)
-                order[partner], order[opposite] = order[opposite], order[partner]
-                self.order = tuple(order)
-            events.append(SeatsArranged(self.order))
-
-    def _start_hand(self, events: list[Event] | None) -> None:
-        """Deal the next hand; ``events`` None: nobody is told (searches, self-play)."""
-        n = self.n
-        self.hand_no += 1
-        self.trump = None
-        self.trick = []
-        self.tricks = []
-        self.tricks_won = [0] * n
-        self.hands = [0] * n
-        self.discards = [0] * n
-        self.pile = []
-        self.bids = [None] * n
-        self.blind = [False] * n
-        self.spades_broken = False
-        self.stock = shuffled_deck(self.seed, f"hand:{self.hand_no}", self._without)
-        if self._bidding:
-            first = self.first
-            assert first is not None
-            self.dealer = 1 - first
-            self.trump = Suit.SPADES
-            if events is not None:
-                events.append(HandStarted(self.hand_no, None, self.dealer, first))
-            self.phase = _BLIND
-            self.turn = 1 - first  # the second player declares and bids first
-            return
-        hakem = self.hakem
-        assert hakem is not None
-        self.dealer = (hakem - 1) % n
-        if events is not None:
-            events.append(HandStarted(self.hand_no, hakem, self.dealer))
-        # Only the hakem's five cards are dealt before trump, except with two
-        # players, where both take five and the rest is the stock.
-        if n == 2:
-            for seat in self._from(hakem):
-                self._deal(seat, _FIRST_DEAL)
-        else:
-            self._deal(hakem, _FIRST_DEAL)
-        if events is not None:
-            events.append(CardsDealt(self._counts()))
-        self.phase = _TRUMP
-        self.turn = hakem
-
-    def _from(self, seat: int) -> list[int]:
-        return [(seat + i) % self.n for i in range(self.n)]
-
-    def _deal(self, seat: int, count: int) -> None:
-        taken, self.stock = self.stock[:count], self.stock[count:]
-        self.hands[seat] |= _packed(taken)
-
-    def _counts(self) -> tuple[int, ...]:
-        return tuple(map(int.bit_count, self.hands))
-
-    def _choose_trump(self, seat: int, action: ChooseTrump, events: list[Event]) -> None:
-        suit = action.suit
-        if suit.__class__ is not Suit:  # a plain int (or junk) from outside
-            try:
-                suit = Suit(suit)
-            except ValueError:
-                raise IllegalAction(ErrorCode.UNKNOWN_ACTION, "no such suit") from None
-        self.trump = suit
-        events.append(TrumpChosen(seat, suit))
-        if self.n == 2:
-            self.phase = _DISCARD
-            return
-        stock, hands = self.stock, self.hands
-        plan = _REST_OF_DEAL[self.n, seat]
-        for seat_, cards in enumerate(deal(stock, plan, self.n)):
-            hands[seat_] |= cards
-        self.stock = stock[len(plan) :]
-        events.append(CardsDealt(self._counts()))
-        self._begin_play(seat)
-
-    def _begin_play(self, leader: int) -> None:
-        self.phase = _PLAY
-        self.turn = self.leader = leader
-
-    def _own_cards(self, seat: int, cards: Iterable[Any], code: ErrorCode) -> CardSet:
-        m = 0
-        for c in cards:
-            if not isinstance(c, int) or not 0 <= c < 52:
-                raise IllegalAction(ErrorCode.UNKNOWN_CARD)
-            m |= 1 << c
-        if m & ~self.hands[seat]:
-            raise IllegalAction(ErrorCode.CARD_NOT_IN_HAND)
-        return m
-
-    def _discard(self, seat: int, action: Discard, events: list[Event]) -> None:
-        m = self._own_cards(seat, action.cards, ErrorCode.BAD_DISCARD)
-        if m.bit_count() != 2 or len(action.cards) != 2:
-            raise IllegalAction(ErrorCode.BAD_DISCARD, "discard exactly two cards")
-        self.hands[seat] &= ~m
-        self.discards[seat] |= m
-        events.append(Discarded(seat, 2))
-        other = 1 - seat
-        if self.discards[other]:
-            self.phase = _DRAW
-            self.turn = self.hakem
-        else:
-            self.turn = other
-
-    def _draw(self, seat: int, action: Draw, events: list[Event]) -> None:
-        first, second = self.stock[0], self.stock[1]
-        self.stock = self.stock[2:]
-        kept, dropped = (first, second) if action.keep else (second, first)
-        self.hands[seat] |= 1 << kept
-        self.discards[seat] |= 1 << dropped
-        if self._bidding:
-            self.pile.append(dropped)
-        events.append(Drew(seat, len(self.stock)))
-        size = self.variant.hand_size
-        if all(h.bit_count() == size for h in self.hands):
-            if self._bidding:
-                self._after_draw_bidding(events)
-            else:
-                events.append(CardsDealt(self._counts()))
-                self._begin_play(self.hakem)  # type: ignore[arg-type]
-        else:
-            self.turn = 1 - seat
-
-    # Bidding variant -------------------------------------------------------
-
-    def _second(self) -> int:
-        return 1 - self.first  # type: ignore[operator]
-
-    def _declare_blind(self, seat: int, action: DeclareBlind, events: list[Event]) -> None:
-        self.blind[seat] = bool(action.blind)
-        if action.blind:
-            self.bids[seat] = 0
-        events.append(BlindDeclared(seat, bool(action.blind)))
-        if seat == self._second():
-            self.turn = self.first
-        else:
-            self.phase = _DRAW
-            self.turn = self.first
-
-    def _after_draw_bidding(self, events: list[Event]) -> None:
-        events.append(CardsDealt(self._counts()))
-        for seat in (self._second(), self.first):
-            if self.blind[seat]:
-                self.phase, self.turn = _EXCHANGE, seat
-                return
-        self._next_bidder(events)
-
-    def _exchange(self, seat: int, action: Exchange, events: list[Event]) -> None:
-        m = self._own_cards(seat, action.cards, ErrorCode.BAD_EXCHANGE)
-        k = m.bit_count()
-        if k > 3 or k != len(action.cards):
-            raise IllegalAction(ErrorCode.BAD_EXCHANGE, "exchange at most three cards")
-        rng = deck_rng(self.seed, f"exchange:{self.hand_no}:{seat}")
-        taken = rng.sample(self.pile, k) if k else []
-        for c in taken:
-            self.pile.remove(c)
-        given = cards_in(m)
-        self.pile.extend(given)
-        self.hands[seat] = (self.hands[seat] & ~m) | mask_of(taken)
-        # The pile is made of discards: a card taken back is nobody's discard any more,
-        # a card given is this seat's.
-        for other in range(self.n):
-            self.discards[other] &= ~mask_of(taken)
-        self.discards[seat] |= m
-        events.append(Exchanged(seat, k))
-        if seat == self._second() and self.blind[self.first]:  # type: ignore[index]
-            self.turn = self.first
-            return
-        self._next_bidder(events)
-
-    def _next_bidder(self, events: list[Event]) -> None:
-        for seat in (self._second(), self.first):
-            if self.bids[seat] is None:  # type: ignore[index]
-                self.phase, self.turn = _BID, seat
-                return
-        self._begin_play(self._second())
-
-    def _bid(self, seat: int, action: Bid, events: list[Event]) -> None:
-        t = action.tricks
-        if not isinstance(t, int) or not 0 <= t <= 13:
-            raise IllegalAction(ErrorCode.BAD_BID, "bid 0 to 13")
-        self.bids[seat] = t
-        events.append(BidMade(seat, t, False))
-        self._next_bidder(events)
-
     # End of a hand ---------------------------------------------------------
 
     def _end_hand(self, result: scoring.HandResult, events: list[Event] | None) -> None:
@@ -736,87 +400,18 @@ class Match:
     # ---------------------------------------------------------- serialization
 
     def to_dict(self) -> dict[str, Any]:
-        def cs(mask: CardSet) -> list[str]:
-            return [c.ascii for c in cards_in(mask)]
-
-        return {
-            "format": FORMAT_VERSION,
-            "variant": self.variant.to_dict(),
-            "seed": self.seed,
-            "phase": str(self.phase),
-            "order": list(self.order),
-            "first_draw": [[s, c.ascii] for s, c in self.first_draw],
-            "hand_no": self.hand_no,
-            "hakem": self.hakem,
-            "dealer": self.dealer,
-            "first": self.first,
-            "trump": self.trump.letter if self.trump is not None else None,
-            "turn": self.turn,
-            "leader": self.leader,
-            "hands": [cs(h) for h in self.hands],
-            "stock": [c.ascii for c in self.stock],
-            "discards": [cs(d) for d in self.discards],
-            "pile": [c.ascii for c in self.pile],
-            "trick": [[s, c.ascii] for s, c in self.trick],
-            "tricks": [
-                [t.leader, [[s, c.ascii] for s, c in t.plays], t.winner] for t in self.tricks
-            ],
-            "tricks_won": list(self.tricks_won),
-            "scores": list(self.scores),
-            "card_points": list(self.card_points),
-            "bags": list(self.bags),
-            "bids": list(self.bids),
-            "blind": list(self.blind),
-            "spades_broken": self.spades_broken,
-            "winner": self.winner,
-            "history": self.history,
-            "ply": self.ply,
-        }
+        return match_codec.to_dict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=True)
+        return match_codec.to_json(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Match:
-        if d.get("format") != FORMAT_VERSION:
-            raise ValueError(f"unsupported match format {d.get('format')!r}")
-        m = cls(Variant.from_dict(d["variant"]), d["seed"])
-        p = parse_card
-
-        def pairs(items: list[list[Any]]) -> list[tuple[int, Card]]:
-            return [(int(s), p(c)) for s, c in items]
-
-        m.phase = Phase(d["phase"])
-        m.order = tuple(d["order"])
-        m.first_draw = tuple(pairs(d["first_draw"]))
-        m.hand_no = d["hand_no"]
-        m.hakem = d["hakem"]
-        m.dealer = d["dealer"]
-        m.first = d["first"]
-        m.trump = Suit.parse(d["trump"]) if d["trump"] is not None else None
-        m.turn = d["turn"]
-        m.leader = d["leader"]
-        m.hands = [mask_of(p(c) for c in h) for h in d["hands"]]
-        m.stock = [p(c) for c in d["stock"]]
-        m.discards = [mask_of(p(c) for c in h) for h in d["discards"]]
-        m.pile = [p(c) for c in d["pile"]]
-        m.trick = pairs(d["trick"])
-        m.tricks = [TrickRecord(t[0], tuple(pairs(t[1])), t[2]) for t in d["tricks"]]
-        m.tricks_won = list(d["tricks_won"])
-        m.scores = list(d["scores"])
-        m.card_points = list(d["card_points"])
-        m.bags = list(d["bags"])
-        m.bids = list(d["bids"])
-        m.blind = list(d["blind"])
-        m.spades_broken = d["spades_broken"]
-        m.winner = d["winner"]
-        m.history = list(d["history"])
-        m.ply = d["ply"]
-        return m
+        return match_codec.from_dict(cls, d)
 
     @classmethod
     def from_json(cls, text: str) -> Match:
-        return cls.from_dict(json.loads(text))
+        return match_codec.from_json(cls, text)
 
     def copy(self) -> Match:
         """An independent copy (cheap: lists are copied, values are immutable).
@@ -900,25 +495,6 @@ class Match:
 
 
 _BITS = tuple(1 << i for i in range(52))
-
-
-def _rest_of_deal(n: int, hakem: int) -> bytes:
-    """Who receives each card of the stock after trump is named (a plan for
-    :func:`~core.deck.deal`): the others' first five, then rounds of four, each
-    from the hakem."""
-    order = [(hakem + i) % n for i in range(n)]
-    seats = [s for s in order[1:] for _ in range(_FIRST_DEAL)]
-    for _ in range(2 if n == 4 else 3):
-        seats += [s for s in order for _ in range(4)]
-    return owners(seats)
-
-
-_REST_OF_DEAL = {(n, h): _rest_of_deal(n, h) for n in (3, 4) for h in range(n)}
-
-
-def _packed(cards: list[Card]) -> CardSet:
-    """The set of distinct cards (a deal's slice of one deck): a C-level sum."""
-    return sum(map(_BITS.__getitem__, cards))
 
 
 _HANDLERS = {
