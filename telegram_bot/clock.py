@@ -302,8 +302,13 @@ class ClockMixin(ServiceBase):
                 game = await repo.get_game(s, game_id)
             if game is None or game.status != "playing" or game.move != move:
                 return
-            whose = "a dead worker's " if dead is not None else ""
-            log.info("taking over %sclock of game %s at move %s", whose, game_id, move)
+            log.info(
+                "taking over the %s of game %s at move %s (%s)",
+                "computers" if game.due_at is not None else "timer",
+                game_id,
+                move,
+                "its worker died" if dead is not None else "late",
+            )
             if game.due_at is not None:
                 # A dead worker's computers may not be due yet: not before their time
                 # (nor later than their usual pause, if it is a lease).

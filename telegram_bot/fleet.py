@@ -95,6 +95,12 @@ class FleetReport:
     #: Of those, with a worker killed from KILL_WINDOW s before their clock to the end.
     stalls_after_kills: int = 0
     most_late: float = 0.0
+    #: Turns taken over from a killed worker (the workers' logs): computers' turns,
+    #: with the seconds from the kill to the takeover, and timers (at their deadline).
+    takeover_delays: list[float] = field(default_factory=list)
+    takeover_timers: int = 0
+    #: Turns taken over from a live worker that was late with them.
+    takeovers_late: int = 0
     not_modified: int = 0
     #: Of those, repeats of an edit made before a kill (by the killed worker).
     not_modified_after_kills: int = 0
@@ -129,6 +135,14 @@ class FleetReport:
             f"{self.refusal_kinds}; at most {self.busiest_second} sends and edits reached "
             f"the emulator within one second"
         )
+        delays = self.takeover_delays
+        takeovers = (
+            f"\n  {len(delays)} computers' turns of killed workers taken over, "
+            f"{_pct(delays, 0.5) if delays else 0:.1f} s after the kill (p50), "
+            f"{max(delays, default=0):.1f} s at most; {self.takeover_timers} timers of "
+            f"killed workers fired by another; {self.takeovers_late} turns of live but late "
+            "workers taken over"
+        )
         return (
             f"{self.tables} tables, {self.workers} workers, {self.seconds:.0f} s: "
             f"{self.matches} matches started, {self.finished} finished; "
@@ -142,7 +156,7 @@ class FleetReport:
             f"timer + {LATE_SECONDS:.0f} s\n"
             f"  {self.stalls} turns stalled past their clock + {LATE_SECONDS:.0f} s "
             f"(most: {self.most_late:.1f} s past; {self.stalls_after_kills} with a worker "
-            f"killed from {KILL_WINDOW:.0f} s before their clock on)\n"
+            f"killed from {KILL_WINDOW:.0f} s before their clock on){takeovers}\n"
             f"  {self.not_modified} 'message is not modified' edits ({per100:.2f} per 100 "
             f"plays), {self.not_modified_after_kills} of them repeating an edit made before "
             f"a kill (sent by the killed worker, not yet recorded){flood}\n"
@@ -478,6 +492,7 @@ async def run_fleet(
             for past, clock in late
             if any(-KILL_WINDOW <= k - clock.timestamp() <= past for k in fleet.kill_times)
         )
+        _takeovers(report, log_dir, fleet.kill_times)
         if fleet.cycles:
             report.cycle = (_pct(fleet.cycles, 0.5), _pct(fleet.cycles, 0.99))
         if lags:
@@ -498,6 +513,31 @@ async def run_fleet(
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # every bot process, killed too
     report.cpu_bots = children.ru_utime + children.ru_stime
     return report
+
+
+def _takeovers(report: FleetReport, log_dir: Path, kill_times: list[float]) -> None:
+    """The workers' takeovers, from their logs ("taking over the computers of game …
+    (its worker died)", with the log line's time)."""
+    for path in sorted(log_dir.glob("worker*.log")):
+        with open(path, errors="replace") as log:
+            for line in log:
+                if "taking over the " not in line:
+                    continue
+                if "(late)" in line:
+                    report.takeovers_late += 1
+                    continue
+                if "its worker died" not in line:
+                    continue
+                if "the timer of" in line:
+                    report.takeover_timers += 1
+                    continue
+                try:
+                    at = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                except ValueError:
+                    continue
+                kills = [k for k in kill_times if k <= at]
+                if kills:
+                    report.takeover_delays.append(at - kills[-1])
 
 
 def _not_modified(calls: list[Any], kill_times: list[float]) -> tuple[int, int]:
