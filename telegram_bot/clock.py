@@ -221,13 +221,16 @@ class ClockMixin(ServiceBase):
         delay = max(0.0, (game.deadline - utcnow()).total_seconds())
         loop = asyncio.get_running_loop()
         self._timers[game.id] = loop.call_later(delay, self._timer_fired, game.id, game.move)
+        self._timer_moves[game.id] = game.move
 
     def _timer_fired(self, game_id: str, move: int) -> None:
         self._timers.pop(game_id, None)
+        self._timer_moves.pop(game_id, None)
         self._spawn(self._on_timeout(game_id, move))
 
     def _cancel_timer(self, game_id: str) -> None:
         handle = self._timers.pop(game_id, None)
+        self._timer_moves.pop(game_id, None)
         if handle is not None:
             handle.cancel()
 
@@ -289,8 +292,11 @@ class ClockMixin(ServiceBase):
                 due = await repo.due_games(s, before)
         taken = 0
         for game_id, move, dead in due:
-            if game_id in self._timers or game_id in self._taking:
-                continue  # this process has it in hand
+            # This process has it in hand: a timer armed for this very move (one armed
+            # for an earlier move, which another worker has since played on, waits to
+            # fire for nothing: it must not keep the turn from being taken over).
+            if self._timer_moves.get(game_id) == move or game_id in self._taking:
+                continue
             self._taking.add(game_id)
             self._spawn(self._take_over(game_id, move, dead))
             taken += 1

@@ -92,6 +92,7 @@ class RecoveryMixin(ServiceBase):
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        self._timer_moves.clear()
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)

@@ -75,6 +75,8 @@ class ServiceBase:
         self._chat_langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        #: The move each of those timers is for.
+        self._timer_moves: dict[str, int] = {}
         self._players: dict[tuple[str, int], Any] = {}
         self._taking: set[str] = set()
         #: Several workers on PostgreSQL: this one's number and liveness lock (see

@@ -6,12 +6,14 @@ Two services on one database stand for two workers. Worker A leases the computer
 of a game (as while they think: the lease runs for many seconds) and dies; worker B's
 next sweep takes the move over at once, its lease notwithstanding. While A lives, B
 leaves the leased move alone, and a person's timer of a dead worker waits for its time.
+A timer B armed for an earlier move of the game does not keep B off it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 
@@ -72,6 +74,11 @@ async def test_a_dead_workers_leased_computers_are_taken_over_at_once(tmp_path):
 
             # A lives: its lease holds, and the move is not late.
             assert await b.sweep() == 0
+            # B once armed a timer in this game, for a move since played on: it must
+            # not make B believe it has the game in hand.
+            b._schedule_timer(
+                SimpleNamespace(id=game_id, move=move - 1, deadline=lease)  # type: ignore[arg-type]
+            )
 
             await a.liveness.close()  # A dies: PostgreSQL drops its lock
             assert await b.sweep() == 1
