@@ -110,6 +110,8 @@ class FleetReport:
     refusal_kinds: dict[str, int] = field(default_factory=dict)
     #: The most sends and edits that reached the emulator within one second.
     busiest_second: int = 0
+    #: Grants the workers gave up as too old to use (starved between grant and call).
+    stale_grants: int = 0
     cpu_people: float = 0.0
     cpu_bots: float = 0.0
     #: Press to settled table, seconds (p50, p99).
@@ -133,7 +135,8 @@ class FleetReport:
             if self.flood_refusals is None
             else f"\n  {self.flood_refusals} calls refused by the flood limits "
             f"{self.refusal_kinds}; at most {self.busiest_second} sends and edits reached "
-            f"the emulator within one second"
+            f"the emulator within one second; {self.stale_grants} grants given up as too "
+            "old to use"
         )
         delays = self.takeover_delays
         takeovers = (
@@ -521,6 +524,9 @@ def _takeovers(report: FleetReport, log_dir: Path, kill_times: list[float]) -> N
     for path in sorted(log_dir.glob("worker*.log")):
         with open(path, errors="replace") as log:
             for line in log:
+                if "s old: taking another" in line:
+                    report.stale_grants += 1
+                    continue
                 if "taking over the " not in line:
                     continue
                 if "(late)" in line:

@@ -217,7 +217,7 @@ class SharedLimiter:
             if age <= MAX_GRANT_AGE:
                 return grant
             self.stale += 1
-            log.debug("a grant for chat %s was %.2f s old: taking another", chat_id, age)
+            log.info("a grant for chat %s was %.2f s old: taking another", chat_id, age)
         return await self.take(chat_id)
 
     async def prune(self) -> None:
