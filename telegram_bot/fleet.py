@@ -48,7 +48,7 @@ from sqlalchemy import select, text
 from core import Match, PlayCard
 
 from .cluster import LEASE_SECONDS, free_port
-from .emulator import BotApiEmulator
+from .emulator import BotApiEmulator, SimulationError
 from .emulator.limits import COUNTED_METHODS
 from .restartable import Restartable, log_says
 from .simulation import Table, lowest_card
@@ -66,6 +66,8 @@ LATE_SECONDS = 5.0
 MISSED_SECONDS = 60.0
 #: A stalled turn counts as a kill's if the kill came this long before its clock or later.
 KILL_WINDOW = 15.0
+#: Times in a row a person may find their hand message gone before it is a problem.
+MISSING_HAND_RETRIES = 20
 
 
 @dataclass
@@ -104,6 +106,9 @@ class FleetReport:
     not_modified: int = 0
     #: Of those, repeats of an edit made before a kill (by the killed worker).
     not_modified_after_kills: int = 0
+    #: Plays not pressed because the hand message was posted anew (a turn ping) after
+    #: the table settled: pressed on the new message instead.
+    reposted_hands: int = 0
     #: Calls refused by the emulator's flood limits (None: limits not enforced).
     flood_refusals: int | None = None
     #: Those refusals by kind ("global": 30/s, "group": 20/min).
@@ -153,7 +158,9 @@ class FleetReport:
             f"  {self.plays} plays, {self.presses} presses ({self.double_taps} double taps)\n"
             f"  {self.lost_plays} plays lost, {self.doubled_plays} plays applied twice\n"
             f"  {self.lost_fields} lobby fields or message ids lost\n"
-            f"  {self.unanswered} presses unanswered (double taps included)\n"
+            f"  {self.unanswered} presses unanswered (double taps included); "
+            f"{self.reposted_hands} plays pressed on a hand posted anew (a turn ping) after "
+            "the table settled\n"
             f"  {self.timeouts} turn timers fired for an idle person: {self.timers_twice} "
             f"fired twice, {self.timers_missed} never fired, {self.late_timers} later than "
             f"timer + {LATE_SECONDS:.0f} s\n"
@@ -338,6 +345,8 @@ class _Fleet:
     kill_times: list[float] = field(default_factory=list)
     presses_since_kill: int = 0
     killing: bool = False
+    #: (game, person) -> times in a row their hand message was found gone.
+    missing_hands: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def time_up(self) -> bool:
         return self.ends_at is not None and time.monotonic() >= self.ends_at
@@ -738,7 +747,6 @@ async def _play(fleet: _Fleet, runner, table, strategies) -> None:
     uid = game.seats[match.order[seat]]["user_id"]
     user = table.users[uid]
     action = strategies[uid](match.view(seat))
-    message = table.hand_message(game, user)
     await fleet.pressed()
     if not isinstance(action, PlayCard):
         await table.step(strategies)
@@ -748,11 +756,25 @@ async def _play(fleet: _Fleet, runner, table, strategies) -> None:
     if fleet.think:
         await asyncio.sleep(fleet.rng.uniform(0, 2 * fleet.think))
     taps = 2 if fleet.rng.random() < 0.3 else 1
-    report.double_taps += taps == 2
+    mid = (game.private_messages or {}).get(str(uid))
     started = time.monotonic()
-    handles = await asyncio.gather(
-        *(emu.press(user, user.private_chat_id, message.message_id, data) for _ in range(taps))
-    )
+    try:
+        if mid is None or emu.chat(user.private_chat_id).message(mid) is None:
+            raise SimulationError(f"no message {mid} in chat {user.private_chat_id}")
+        handles = await asyncio.gather(
+            *(emu.press(user, user.private_chat_id, mid, data) for _ in range(taps))
+        )
+    except SimulationError:
+        # The hand was posted anew (a turn ping: deleted and sent again) after the
+        # table settled: the person presses the new one. Counted; a hand that stays
+        # missing is a problem.
+        report.reposted_hands += 1
+        fleet.missing_hands[(game.id, uid)] = fleet.missing_hands.get((game.id, uid), 0) + 1
+        if fleet.missing_hands[(game.id, uid)] > MISSING_HAND_RETRIES:
+            raise
+        return
+    fleet.missing_hands.pop((game.id, uid), None)
+    report.double_taps += taps == 2
     report.presses += taps
     await runner.settle()
     fleet.cycles.append(time.monotonic() - started)
