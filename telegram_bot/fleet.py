@@ -66,6 +66,8 @@ LATE_SECONDS = 5.0
 MISSED_SECONDS = 60.0
 #: A stalled turn counts as a kill's if the kill came this long before its clock or later.
 KILL_WINDOW = 15.0
+#: A hold-up of this process's loop that makes the emulator take a backlog at once.
+STALL_LAG = 0.3
 #: Times in a row a person may find their hand message gone before it is a problem.
 MISSING_HAND_RETRIES = 20
 
@@ -115,6 +117,8 @@ class FleetReport:
     refusal_kinds: dict[str, int] = field(default_factory=dict)
     #: The most sends and edits that reached the emulator within one second.
     busiest_second: int = 0
+    #: Refusals within a second after this process's loop was held up STALL_LAG or more.
+    refusals_after_stalls: int = 0
     #: Grants the workers gave up as too old to use (starved between grant and call).
     stale_grants: int = 0
     cpu_people: float = 0.0
@@ -139,7 +143,9 @@ class FleetReport:
             ""
             if self.flood_refusals is None
             else f"\n  {self.flood_refusals} calls refused by the flood limits "
-            f"{self.refusal_kinds}; at most {self.busiest_second} sends and edits reached "
+            f"{self.refusal_kinds}, {self.refusals_after_stalls} of them within a second "
+            f"after this process's loop (the emulator's) was held up {STALL_LAG * 1000:.0f} ms "
+            f"or more; at most {self.busiest_second} sends and edits reached "
             f"the emulator within one second; {self.stale_grants} grants given up as too "
             "old to use"
         )
@@ -454,9 +460,11 @@ async def run_fleet(
     await ingress.start()
     await asyncio.gather(*(p.start() for p in procs))
     lags: list[float] = []
+    #: (when, how long) this process's loop (the emulator's) was held up.
+    loop_stalls: list[tuple[float, float]] = []
     helpers = [
         asyncio.create_task(watcher.run(), name="watcher"),
-        asyncio.create_task(_measure_lag(lags), name="lag"),
+        asyncio.create_task(_measure_lag(lags, loop_stalls), name="lag"),
         asyncio.create_task(_sample_load(report.load), name="load"),
     ]
     if progress_every:
@@ -495,6 +503,14 @@ async def run_fleet(
             kinds = Counter(v.kind for v in emu.rate_violation_log)
             report.refusal_kinds = dict(kinds)
             report.busiest_second = _busiest_second(emu.calls)
+            # A refusal just after this process's loop was held up: the emulator took
+            # the calls that came meanwhile all at once (Telegram counts them as they
+            # arrive).
+            report.refusals_after_stalls = sum(
+                1
+                for v in emu.rate_violation_log
+                if any(-0.2 <= v.time - at <= 1.0 for at, _ in loop_stalls)
+            )
         late = list(watcher.late.values())
         report.stalls = len(late)
         report.most_late = max((past for past, _ in late), default=0.0)
@@ -601,12 +617,15 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _measure_lag(lags: list[float]) -> None:
+async def _measure_lag(lags: list[float], stalls: list[tuple[float, float]]) -> None:
     loop = asyncio.get_running_loop()
     while True:
         before = loop.time()
         await asyncio.sleep(0.1)
-        lags.append(max(0.0, loop.time() - before - 0.1))
+        lag = max(0.0, loop.time() - before - 0.1)
+        lags.append(lag)
+        if lag >= STALL_LAG:
+            stalls.append((time.time(), lag))
 
 
 async def _sample_load(load: list[float]) -> None:
