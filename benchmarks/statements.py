@@ -2,12 +2,19 @@
 
     python -m benchmarks.statements                  # SQLite
     python -m benchmarks.statements --db postgresql://postgres@127.0.0.1/postgres -v
+    python -m benchmarks.statements --db postgresql://… --pre-ping   # the old pool
+
 
 The real bot against the Bot API emulator in this process: a table of four people
 plays ``--presses`` cards (after its first three), and every statement the bot's
 engine runs meanwhile is counted (the driver's own reads of the game are not). Unlike
 CPU time these counts do not depend on the machine's load, so a change to the hot
-path shows in them exactly; ``-v`` lists the statements.
+path shows in them exactly; ``-v`` lists the statements. Pool pings are counted too
+(with asyncpg each is three round trips: BEGIN, an empty query, ROLLBACK);
+``--pre-ping`` runs the bot with SQLAlchemy's ping at every checkout, as before
+``telegram_bot.storage.db`` pinged only idle connections. The CPU time of this process
+(the bot and the emulator) per press is printed with the load average: it depends on
+the machine, so compare runs made side by side.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import functools
+import os
+import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -41,7 +51,17 @@ class _Counting(Table):
             self.counting = was
 
 
-async def measure(db_url: str, presses: int) -> dict[str, Any]:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def measure(db_url: str, presses: int, pre_ping: bool = False) -> dict[str, Any]:
+    if pre_ping:
+        import telegram_bot.app
+        from telegram_bot.storage.db import create_engine
+
+        telegram_bot.app.create_engine = functools.partial(create_engine, pool_pre_ping=True)
     async with BotApiEmulator(token=TOKEN, bot_username="HokmBenchBot", bot_name="Hokm") as emu:
         runner = BotRunner(emu, db_url)
         await runner.start()
@@ -85,6 +105,15 @@ async def measure(db_url: str, presses: int) -> dict[str, Any]:
             event.listen(engine, "commit", bump("commits"))
             event.listen(engine.pool, "checkout", bump("checkouts"))
             event.listen(engine.pool, "connect", bump("connections opened"))
+            real_ping = engine.dialect.do_ping
+
+            def ping(dbapi_connection: Any) -> Any:
+                if table.counting:
+                    counts["pings"] += 1
+                return real_ping(dbapi_connection)
+
+            engine.dialect.do_ping = ping  # type: ignore[method-assign]
+            cpu_before = _cpu()
             calls_before = sum(1 for c in emu.calls if c.method != "getUpdates")
             done = 0
             table.counting = True
@@ -93,6 +122,7 @@ async def measure(db_url: str, presses: int) -> dict[str, Any]:
                     break
                 done += 1
             table.counting = False
+            cpu = _cpu() - cpu_before
             calls = sum(1 for c in emu.calls if c.method != "getUpdates") - calls_before
         finally:
             await runner.stop()
@@ -100,6 +130,7 @@ async def measure(db_url: str, presses: int) -> dict[str, Any]:
         "presses": done,
         "per_press": {k: round(v / done, 2) for k, v in sorted(counts.items())},
         "api_calls_per_press": round(calls / done, 2),
+        "cpu_ms_per_press": round(1000 * cpu / done, 1),
         "statements": {s: round(n / done, 2) for s, n in statements.most_common()},
     }
 
@@ -107,11 +138,13 @@ async def measure(db_url: str, presses: int) -> dict[str, Any]:
 async def main_async(opts: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="hokm-statements-") as tmp:
         async with fresh_database(opts.db, Path(tmp)) as url:
-            result = await measure(url, opts.presses)
+            result = await measure(url, opts.presses, opts.pre_ping)
     per = ", ".join(f"{k} {v}" for k, v in result["per_press"].items())
+    pool = " (ping at every checkout)" if opts.pre_ping else ""
     print(
-        f"{opts.db}: {result['presses']} presses; per press: {per},"
-        f" Bot API calls {result['api_calls_per_press']}"
+        f"{opts.db}{pool}: {result['presses']} presses; per press: {per},"
+        f" Bot API calls {result['api_calls_per_press']}; CPU of this process (bot and"
+        f" emulator) {result['cpu_ms_per_press']} ms a press, load {os.getloadavg()[0]:.2f}"
     )
     if opts.verbose:
         for statement, n in result["statements"].items():
@@ -126,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default="sqlite", help="'sqlite' or a postgresql:// URL of a server")
     p.add_argument("--presses", type=int, default=40)
     p.add_argument("-v", "--verbose", action="store_true", help="list the statements")
+    p.add_argument(
+        "--pre-ping", action="store_true", help="ping pooled connections at every checkout"
+    )
     return asyncio.run(main_async(p.parse_args(argv)))
 
 

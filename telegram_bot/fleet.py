@@ -48,7 +48,7 @@ from sqlalchemy import select, text
 from core import Match, PlayCard
 
 from .cluster import LEASE_SECONDS, free_port
-from .emulator import BotApiEmulator
+from .emulator import BotApiEmulator, SimulationError
 from .emulator.limits import COUNTED_METHODS
 from .restartable import Restartable, log_says
 from .simulation import Table, lowest_card
@@ -66,6 +66,10 @@ LATE_SECONDS = 5.0
 MISSED_SECONDS = 60.0
 #: A stalled turn counts as a kill's if the kill came this long before its clock or later.
 KILL_WINDOW = 15.0
+#: A hold-up of this process's loop that makes the emulator take a backlog at once.
+STALL_LAG = 0.3
+#: Times in a row a person may find their hand message gone before it is a problem.
+MISSING_HAND_RETRIES = 20
 
 
 @dataclass
@@ -95,15 +99,28 @@ class FleetReport:
     #: Of those, with a worker killed from KILL_WINDOW s before their clock to the end.
     stalls_after_kills: int = 0
     most_late: float = 0.0
+    #: Turns taken over from a killed worker (the workers' logs): computers' turns,
+    #: with the seconds from the kill to the takeover, and timers (at their deadline).
+    takeover_delays: list[float] = field(default_factory=list)
+    takeover_timers: int = 0
+    #: Turns taken over from a live worker that was late with them.
+    takeovers_late: int = 0
     not_modified: int = 0
     #: Of those, repeats of an edit made before a kill (by the killed worker).
     not_modified_after_kills: int = 0
+    #: Plays not pressed because the hand message was posted anew (a turn ping) after
+    #: the table settled: pressed on the new message instead.
+    reposted_hands: int = 0
     #: Calls refused by the emulator's flood limits (None: limits not enforced).
     flood_refusals: int | None = None
     #: Those refusals by kind ("global": 30/s, "group": 20/min).
     refusal_kinds: dict[str, int] = field(default_factory=dict)
     #: The most sends and edits that reached the emulator within one second.
     busiest_second: int = 0
+    #: Refusals within a second after this process's loop was held up STALL_LAG or more.
+    refusals_after_stalls: int = 0
+    #: Grants the workers gave up as too old to use (starved between grant and call).
+    stale_grants: int = 0
     cpu_people: float = 0.0
     cpu_bots: float = 0.0
     #: Press to settled table, seconds (p50, p99).
@@ -126,8 +143,19 @@ class FleetReport:
             ""
             if self.flood_refusals is None
             else f"\n  {self.flood_refusals} calls refused by the flood limits "
-            f"{self.refusal_kinds}; at most {self.busiest_second} sends and edits reached "
-            f"the emulator within one second"
+            f"{self.refusal_kinds}, {self.refusals_after_stalls} of them within a second "
+            f"after this process's loop (the emulator's) was held up {STALL_LAG * 1000:.0f} ms "
+            f"or more; at most {self.busiest_second} sends and edits reached "
+            f"the emulator within one second; {self.stale_grants} grants given up as too "
+            "old to use"
+        )
+        delays = self.takeover_delays
+        takeovers = (
+            f"\n  {len(delays)} computers' turns of killed workers taken over, "
+            f"{_pct(delays, 0.5) if delays else 0:.1f} s after the kill (p50), "
+            f"{max(delays, default=0):.1f} s at most; {self.takeover_timers} timers of "
+            f"killed workers fired by another; {self.takeovers_late} turns of live but late "
+            "workers taken over"
         )
         return (
             f"{self.tables} tables, {self.workers} workers, {self.seconds:.0f} s: "
@@ -136,13 +164,15 @@ class FleetReport:
             f"  {self.plays} plays, {self.presses} presses ({self.double_taps} double taps)\n"
             f"  {self.lost_plays} plays lost, {self.doubled_plays} plays applied twice\n"
             f"  {self.lost_fields} lobby fields or message ids lost\n"
-            f"  {self.unanswered} presses unanswered (double taps included)\n"
+            f"  {self.unanswered} presses unanswered (double taps included); "
+            f"{self.reposted_hands} plays pressed on a hand posted anew (a turn ping) after "
+            "the table settled\n"
             f"  {self.timeouts} turn timers fired for an idle person: {self.timers_twice} "
             f"fired twice, {self.timers_missed} never fired, {self.late_timers} later than "
             f"timer + {LATE_SECONDS:.0f} s\n"
             f"  {self.stalls} turns stalled past their clock + {LATE_SECONDS:.0f} s "
             f"(most: {self.most_late:.1f} s past; {self.stalls_after_kills} with a worker "
-            f"killed from {KILL_WINDOW:.0f} s before their clock on)\n"
+            f"killed from {KILL_WINDOW:.0f} s before their clock on){takeovers}\n"
             f"  {self.not_modified} 'message is not modified' edits ({per100:.2f} per 100 "
             f"plays), {self.not_modified_after_kills} of them repeating an edit made before "
             f"a kill (sent by the killed worker, not yet recorded){flood}\n"
@@ -321,6 +351,8 @@ class _Fleet:
     kill_times: list[float] = field(default_factory=list)
     presses_since_kill: int = 0
     killing: bool = False
+    #: (game, person) -> times in a row their hand message was found gone.
+    missing_hands: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def time_up(self) -> bool:
         return self.ends_at is not None and time.monotonic() >= self.ends_at
@@ -428,9 +460,11 @@ async def run_fleet(
     await ingress.start()
     await asyncio.gather(*(p.start() for p in procs))
     lags: list[float] = []
+    #: (when, how long) this process's loop (the emulator's) was held up.
+    loop_stalls: list[tuple[float, float]] = []
     helpers = [
         asyncio.create_task(watcher.run(), name="watcher"),
-        asyncio.create_task(_measure_lag(lags), name="lag"),
+        asyncio.create_task(_measure_lag(lags, loop_stalls), name="lag"),
         asyncio.create_task(_sample_load(report.load), name="load"),
     ]
     if progress_every:
@@ -469,6 +503,14 @@ async def run_fleet(
             kinds = Counter(v.kind for v in emu.rate_violation_log)
             report.refusal_kinds = dict(kinds)
             report.busiest_second = _busiest_second(emu.calls)
+            # A refusal just after this process's loop was held up: the emulator took
+            # the calls that came meanwhile all at once (Telegram counts them as they
+            # arrive).
+            report.refusals_after_stalls = sum(
+                1
+                for v in emu.rate_violation_log
+                if any(-0.2 <= v.time - at <= 1.0 for at, _ in loop_stalls)
+            )
         late = list(watcher.late.values())
         report.stalls = len(late)
         report.most_late = max((past for past, _ in late), default=0.0)
@@ -478,6 +520,7 @@ async def run_fleet(
             for past, clock in late
             if any(-KILL_WINDOW <= k - clock.timestamp() <= past for k in fleet.kill_times)
         )
+        _takeovers(report, log_dir, fleet.kill_times)
         if fleet.cycles:
             report.cycle = (_pct(fleet.cycles, 0.5), _pct(fleet.cycles, 0.99))
         if lags:
@@ -498,6 +541,34 @@ async def run_fleet(
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # every bot process, killed too
     report.cpu_bots = children.ru_utime + children.ru_stime
     return report
+
+
+def _takeovers(report: FleetReport, log_dir: Path, kill_times: list[float]) -> None:
+    """The workers' takeovers, from their logs ("taking over the computers of game …
+    (its worker died)", with the log line's time)."""
+    for path in sorted(log_dir.glob("worker*.log")):
+        with open(path, errors="replace") as log:
+            for line in log:
+                if "s old: taking another" in line:
+                    report.stale_grants += 1
+                    continue
+                if "taking over the " not in line:
+                    continue
+                if "(late)" in line:
+                    report.takeovers_late += 1
+                    continue
+                if "its worker died" not in line:
+                    continue
+                if "the timer of" in line:
+                    report.takeover_timers += 1
+                    continue
+                try:
+                    at = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                except ValueError:
+                    continue
+                kills = [k for k in kill_times if k <= at]
+                if kills:
+                    report.takeover_delays.append(at - kills[-1])
 
 
 def _not_modified(calls: list[Any], kill_times: list[float]) -> tuple[int, int]:
@@ -546,12 +617,15 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _measure_lag(lags: list[float]) -> None:
+async def _measure_lag(lags: list[float], stalls: list[tuple[float, float]]) -> None:
     loop = asyncio.get_running_loop()
     while True:
         before = loop.time()
         await asyncio.sleep(0.1)
-        lags.append(max(0.0, loop.time() - before - 0.1))
+        lag = max(0.0, loop.time() - before - 0.1)
+        lags.append(lag)
+        if lag >= STALL_LAG:
+            stalls.append((time.time(), lag))
 
 
 async def _sample_load(load: list[float]) -> None:
@@ -692,7 +766,6 @@ async def _play(fleet: _Fleet, runner, table, strategies) -> None:
     uid = game.seats[match.order[seat]]["user_id"]
     user = table.users[uid]
     action = strategies[uid](match.view(seat))
-    message = table.hand_message(game, user)
     await fleet.pressed()
     if not isinstance(action, PlayCard):
         await table.step(strategies)
@@ -702,11 +775,25 @@ async def _play(fleet: _Fleet, runner, table, strategies) -> None:
     if fleet.think:
         await asyncio.sleep(fleet.rng.uniform(0, 2 * fleet.think))
     taps = 2 if fleet.rng.random() < 0.3 else 1
-    report.double_taps += taps == 2
+    mid = (game.private_messages or {}).get(str(uid))
     started = time.monotonic()
-    handles = await asyncio.gather(
-        *(emu.press(user, user.private_chat_id, message.message_id, data) for _ in range(taps))
-    )
+    try:
+        if mid is None or emu.chat(user.private_chat_id).message(mid) is None:
+            raise SimulationError(f"no message {mid} in chat {user.private_chat_id}")
+        handles = await asyncio.gather(
+            *(emu.press(user, user.private_chat_id, mid, data) for _ in range(taps))
+        )
+    except SimulationError:
+        # The hand was posted anew (a turn ping: deleted and sent again) after the
+        # table settled: the person presses the new one. Counted; a hand that stays
+        # missing is a problem.
+        report.reposted_hands += 1
+        fleet.missing_hands[(game.id, uid)] = fleet.missing_hands.get((game.id, uid), 0) + 1
+        if fleet.missing_hands[(game.id, uid)] > MISSING_HAND_RETRIES:
+            raise
+        return
+    fleet.missing_hands.pop((game.id, uid), None)
+    report.double_taps += taps == 2
     report.presses += taps
     await runner.settle()
     fleet.cycles.append(time.monotonic() - started)

@@ -8,12 +8,16 @@ the group's by the time passed (on the database's clock), and takes one token fr
 both or from neither. The rows are locked in key order, so two callers never deadlock.
 
 A token bucket of capacity ``C`` refilled at ``r`` a second grants at most ``C + r·W``
-calls in any window of ``W`` seconds: :data:`OVERALL` (5, 20/s) never passes 25 in a
+calls in any window of ``W`` seconds: :data:`OVERALL` (2, 20/s) never passes 22 in a
 second, :data:`GROUP` (3, one per 4 s) never passes 18 in a minute. The rest of
-Telegram's 30 and 20 is a margin: a call reaches Telegram a little after its grant, and
-a worker that stalls (a busy machine, a restart's backlog) sends several at once. (With
-bursts of 10 and 4, 200 tables and a worker killed every 30 s drew 17 refusals in 10
-minutes.)
+Telegram's 30 and 20 is a margin for the time from a grant to the call's arrival, which
+varies: calls granted over ``1 + J`` seconds that arrive within one second number at
+most ``C + r·(1 + J)``, so up to ``J`` = 0.4 s of jitter keeps under 30 (and 8 s under
+20 a minute in a group). A worker starved of CPU right after its grant would send its
+granted calls late and together: a grant older than :data:`MAX_GRANT_AGE` when its call
+is about to go is given up and a token taken again (at most :data:`STALE_RETRIES`
+times). (With bursts of 10 and 4, 200 tables and a worker killed every 30 s drew 17
+refusals in 10 minutes; with 5 and 3 and no check of a grant's age, 15.)
 
 :class:`SharedRateLimiter` plugs this into python-telegram-bot (``rate_limiter=``), so
 every message the worker posts or edits waits for its tokens: the outbox's, and a
@@ -52,8 +56,14 @@ class Bucket:
         return self.capacity + self.rate * seconds
 
 
-OVERALL = Bucket(capacity=5, rate=20)
+OVERALL = Bucket(capacity=2, rate=20)
 GROUP = Bucket(capacity=3, rate=0.25)
+
+#: Seconds from asking for a token to the call's going out, past which the grant is
+#: given up (the worker was starved meanwhile; the call would arrive out of its turn).
+MAX_GRANT_AGE = 0.5
+#: Grants given up in a row, at most; then the call goes with the last one.
+STALE_RETRIES = 3
 
 #: Methods that put a message on screen: the ones Telegram's flood limits count.
 COUNTED = frozenset(
@@ -126,6 +136,9 @@ class Grant:
     group_short: bool
     #: The database's time of the decision, per bucket key.
     at: dict[str, datetime]
+    #: This process's monotonic time when the deciding statement was sent (the
+    #: decision came after it).
+    asked: float = 0.0
 
 
 class SharedLimiter:
@@ -146,6 +159,8 @@ class SharedLimiter:
         # One waiter per process asks the database for the bot's bucket at a time (the
         # others queue here); a group's empty bucket is waited for outside it.
         self._turn = asyncio.Lock()
+        #: Grants given up for their age (see :meth:`take_fresh`).
+        self.stale = 0
 
     def keys(self, chat_id: int | str | None) -> list[tuple[str, Bucket]]:
         """The buckets a call about ``chat_id`` takes from: (key, bucket)."""
@@ -164,6 +179,7 @@ class SharedLimiter:
             "rates": [b.rate for _, b in keys],
         }
         async with self.engine.begin() as conn:
+            asked = asyncio.get_running_loop().time()
             rows = (await conn.execute(text(_TAKE), params)).all()
             if len(rows) < len(keys):  # a bucket never used (or pruned): a full one
                 await conn.execute(text(_CREATE), params)
@@ -172,11 +188,11 @@ class SharedLimiter:
             return await self.try_take(chat_id)
         at = {r.key: r.at for r in rows}
         if rows[0].ok:
-            return Grant(True, 0.0, False, at)
+            return Grant(True, 0.0, False, at, asked)
         short = [r for r in rows if r.tokens < 1]
         lacking = max(short, key=lambda r: (1 - r.tokens) / r.rate)
         wait = (1 - lacking.tokens) / lacking.rate
-        return Grant(False, wait, lacking.key.startswith("group:"), at)
+        return Grant(False, wait, lacking.key.startswith("group:"), at, asked)
 
     async def take(self, chat_id: int | str | None) -> Grant:
         """Wait until a call about ``chat_id`` may go."""
@@ -190,6 +206,19 @@ class SharedLimiter:
                     await asyncio.sleep(grant.wait)
                     continue
             await asyncio.sleep(grant.wait)
+
+    async def take_fresh(self, chat_id: int | str | None) -> Grant:
+        """:meth:`take`, and again while the grant is older than :data:`MAX_GRANT_AGE`
+        by the time the caller runs (at most :data:`STALE_RETRIES` times)."""
+        loop = asyncio.get_running_loop()
+        for _ in range(STALE_RETRIES):
+            grant = await self.take(chat_id)
+            age = loop.time() - grant.asked
+            if age <= MAX_GRANT_AGE:
+                return grant
+            self.stale += 1
+            log.info("a grant for chat %s was %.2f s old: taking another", chat_id, age)
+        return await self.take(chat_id)
 
     async def prune(self) -> None:
         async with self.engine.begin() as conn:
@@ -246,5 +275,7 @@ class SharedRateLimiter(BaseRateLimiter[None]):
                 chat = int(chat_id) if chat_id is not None else None
             except (TypeError, ValueError):  # "@channel"
                 chat = str(chat_id)
-            await self.limiter.take(chat)
+            # No await between a fresh grant and the call's start: a grant the
+            # worker was too starved to use at once is given up, not sent late.
+            await self.limiter.take_fresh(chat)
         return await callback(*args, **kwargs)

@@ -53,6 +53,11 @@ class RecoveryMixin(ServiceBase):
         """After a (re)start: send what was decided and not sent, re-arm the timers and
         the computers of every game in progress (their messages are in the outbox)."""
         await self.outbox.start()
+        if self.liveness is not None:
+            # One worker of several: the turns of the one this replaces are taken over
+            # by the clock's sweeps (this worker's first one too); re-arming every game
+            # at each start would race the live workers for all of theirs.
+            return 0
         async with self.sessions() as s:
             games = await repo.list_active_games(s)
         count = 0
@@ -82,9 +87,12 @@ class RecoveryMixin(ServiceBase):
         for task in self._loops:
             task.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
+        if self.liveness is not None:
+            await self.liveness.close()
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        self._timer_moves.clear()
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)

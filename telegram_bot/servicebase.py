@@ -75,12 +75,27 @@ class ServiceBase:
         self._chat_langs: dict[int, str] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        #: The move each of those timers is for.
+        self._timer_moves: dict[str, int] = {}
         self._players: dict[tuple[str, int], Any] = {}
         self._taking: set[str] = set()
+        #: Several workers on PostgreSQL: this one's number and liveness lock (see
+        #: telegram_bot.clock); None for one process.
+        self.liveness: Any = None
+        engine = sessions.kw.get("bind")
+        if outbox.shared and engine is not None and engine.dialect.name == "postgresql":
+            from .clock import Liveness
+
+            self.liveness = Liveness(engine)
         self._loops: list[asyncio.Task[None]] = []
         #: game in progress -> (move, hand number) as last seen stored; see _known_stale.
         self._progress: dict[str, tuple[int, int]] = {}
         self._matches_started = 0
+
+    @property
+    def worker(self) -> int | None:
+        """This worker's number in the game rows (None: one process)."""
+        return None if self.liveness is None else self.liveness.number
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -198,6 +198,9 @@ class Game(Base):
     # When computer seats are to move next (None: a person is on turn). Whoever is
     # thinking for them pushes it forward: it is the lease on the computers' move.
     due_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Several workers: the one that armed the turn's clock (its number in
+    # telegram_bot.clock.Liveness); None for one process.
+    clock_worker: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(
         UTCDateTime, default=utcnow, server_default=func.now()
     )

@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from .models import (
     ACTIVE_GAME_PREDICATE,
@@ -298,20 +298,35 @@ async def get_game(session: AsyncSession, game_id: str, *, lock: bool | str = Fa
 
 
 async def due_games(
-    session: AsyncSession, before: datetime, limit: int = 50
-) -> list[tuple[str, int]]:
-    """(id, move) of games in progress whose turn timer or computers' move was due
-    before ``before``: the work of a process that died, for another to take over."""
+    session: AsyncSession | AsyncConnection,
+    before: datetime,
+    limit: int = 50,
+    *,
+    now: datetime | None = None,
+    live_workers: Any = None,
+) -> list[tuple[str, int, int | None]]:
+    """(id, move, dead worker) of games in progress with nobody on their turn: the
+    turn timer or computers' move was due before ``before`` (whoever armed it is
+    late), or, given ``live_workers`` (a query of the numbers of the workers alive),
+    the worker that armed the turn's clock is dead and the clock ran out by ``now``
+    (a computers' move at once: their due time may be another process's lease). The
+    dead worker is named (a worker number, or 0 for an unmarked clock) so the taker
+    can override its lease; None when the game is only late."""
+    late = (Game.deadline < before) | (Game.due_at < before)
+    columns: list[Any] = [Game.id, Game.move]
+    where: Any = late
+    if live_workers is not None:
+        dead = Game.clock_worker.is_(None) | Game.clock_worker.not_in(live_workers)
+        run_out = (Game.deadline < (now or utcnow())) | Game.due_at.is_not(None)
+        where = late | (dead & run_out)
+        columns.append(func.coalesce(Game.clock_worker, 0).label("dead"))
+        columns.append(dead.label("is_dead"))
     result = await session.execute(
-        select(Game.id, Game.move)
-        .where(
-            _active(),
-            Game.status == "playing",
-            (Game.deadline < before) | (Game.due_at < before),
-        )
-        .limit(limit)
+        select(*columns).where(_active(), Game.status == "playing", where).limit(limit)
     )
-    return [(row[0], row[1]) for row in result.all()]
+    if live_workers is None:
+        return [(row[0], row[1], None) for row in result.all()]
+    return [(row[0], row[1], row[2] if row[3] else None) for row in result.all()]
 
 
 async def get_active_game(session: AsyncSession, chat_id: int) -> Game | None:
@@ -379,6 +394,7 @@ _SAVED_COLUMNS = (
     "move",
     "deadline",
     "due_at",
+    "clock_worker",
 )
 
 
@@ -647,13 +663,16 @@ async def count_matches(session: AsyncSession, chat_id: int) -> int:
     )
 
 
-async def lease_computers(session: AsyncSession, game_id: str, move: int, until: datetime) -> bool:
+async def lease_computers(
+    session: AsyncSession, game_id: str, move: int, until: datetime, worker: int | None = None
+) -> bool:
     """Push the computers' due time to ``until`` while they think (a lease: no other
-    process takes their move over before it). False if the game has moved on."""
+    process takes their move over before it, unless ``worker``, the one thinking,
+    dies). False if the game has moved on."""
     result = await session.execute(
         update(Game)
         .where(Game.id == game_id, Game.move == move)
-        .values(due_at=until)
+        .values(due_at=until, clock_worker=worker)
         .execution_options(synchronize_session=False)
     )
     return result.rowcount == 1

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pytest
 
-from telegram_bot.ratelimit import Bucket, SharedLimiter, SharedRateLimiter
+from telegram_bot.ratelimit import MAX_GRANT_AGE, Bucket, SharedLimiter, SharedRateLimiter
 from telegram_bot.storage.db import create_engine, migrate
 from tests.dbutil import fresh_database_url
 
@@ -122,3 +122,71 @@ async def test_the_bot_paces_only_messages_and_groups_by_chat(tmp_path):
             assert keys == ["bot:42", "group:42:@channel"]
         finally:
             await limiter.shutdown()
+
+
+def _busiest(times: list[float], window: float = 1.0) -> int:
+    """The most of ``times`` within any ``window`` seconds."""
+    times, most, first = sorted(times), 0, 0
+    for last, t in enumerate(times):
+        while times[first] <= t - window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+async def _starved_calls(limiter: SharedRateLimiter, calls: int, check_age: bool) -> list[float]:
+    """``calls`` messages sent through the limiter by 64 tasks; for one second in the
+    middle, the worker is starved right after each grant: its granted calls all go out
+    when the second ends. When each call went out (this loop's clock). Without
+    ``check_age``, every grant is used however old."""
+    loop = asyncio.get_running_loop()
+    assert limiter.limiter is not None
+    real = limiter.limiter.take
+    sent: list[float] = []
+    start = loop.time()
+    starved_from, starved_to = start + 1.5, start + 2.5
+
+    async def take(chat):
+        grant = await real(chat)
+        if starved_from <= loop.time() < starved_to:
+            await asyncio.sleep(starved_to - loop.time())
+        return grant
+
+    limiter.limiter.take = take  # type: ignore[method-assign]
+    if not check_age:
+        limiter.limiter.take_fresh = take  # type: ignore[method-assign]
+
+    async def call() -> None:
+        sent.append(loop.time())
+
+    async def task(i: int) -> None:
+        while len(sent) < calls:
+            await limiter.process_request(call, (), {}, "sendMessage", {"chat_id": 7 + i}, None)
+
+    await asyncio.gather(*(task(i) for i in range(64)))
+    return sent
+
+
+async def test_a_grant_the_worker_was_too_starved_to_use_is_taken_again(tmp_path):
+    """A worker starved between its grants and its calls would send them together (a
+    burst the buckets never granted); grants older than MAX_GRANT_AGE are given up."""
+    overall = Bucket(capacity=2, rate=40)
+    # What the buckets allow, with a call going out at most MAX_GRANT_AGE after its
+    # grant: every call in a second was granted within 1 + MAX_GRANT_AGE seconds.
+    bound = overall.most_in(1 + MAX_GRANT_AGE)
+    async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
+        await migrate(url)
+        for check_age in (True, False):
+            limiter = SharedRateLimiter(url, f"{int(check_age)}:X", overall=overall, group=GROUP)
+            await limiter.initialize()
+            try:
+                assert limiter.limiter is not None
+                sent = await _starved_calls(limiter, 200, check_age)
+                busiest = _busiest(sent)
+                if check_age:
+                    assert limiter.limiter.stale > 0
+                    assert busiest <= bound, (busiest, bound)
+                else:  # the check can fail: the starved second's calls come as a burst
+                    assert busiest > bound, (busiest, bound)
+            finally:
+                await limiter.shutdown()
