@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -382,6 +382,24 @@ _SAVED_COLUMNS = (
 )
 
 
+def _save_game_statement() -> Any:
+    """``save_game``'s UPDATE, built once (a Core statement with bound parameters: an
+    ORM ``update(Game)`` built per call cost more than running it)."""
+    table = Game.__table__
+    columns = (*_SAVED_COLUMNS, "updated_at")
+    return (
+        update(table)
+        .where(
+            table.c.id == bindparam("_id", type_=table.c.id.type),
+            table.c.move == bindparam("_expected", type_=table.c.move.type),
+        )
+        .values({name: bindparam(name, type_=table.c[name].type) for name in columns})
+    )
+
+
+_SAVE_GAME = _save_game_statement()
+
+
 async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Game:
     """Write the game's current fields, if the stored move number is still ``expected_move``.
 
@@ -399,12 +417,8 @@ async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Ga
     # Fresh containers: never hand the database a JSON value the caller keeps mutating.
     values["seats"] = [dict(s) for s in values["seats"] or []]
     values["settings"] = dict(values["settings"] or {})
-    result = await session.execute(
-        update(Game)
-        .where(Game.id == game.id, Game.move == expected_move)
-        .values(**values)
-        .execution_options(synchronize_session=False)
-    )
+    values["_id"], values["_expected"] = game.id, expected_move
+    result = await session.execute(_SAVE_GAME, values)
     if result.rowcount != 1:
         raise StaleGameError(game.id, expected_move)
     game.updated_at = now
