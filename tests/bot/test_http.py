@@ -275,3 +275,30 @@ async def test_pool_timeout_and_refused_connections() -> None:
         assert refused._open == 0
     finally:
         await refused.shutdown()
+
+
+# ------------------------------------------------------------------ choosing it
+
+
+def test_the_client_is_chosen_by_configuration(monkeypatch) -> None:
+    from telegram.request import HTTPXRequest
+
+    from telegram_bot.app import build_application
+    from telegram_bot.config import Settings
+    from telegram_bot.http import _PROXY_VARS
+
+    for var in _PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    url = "sqlite+aiosqlite:///unused.sqlite3"
+    assert Settings.from_env({"HOKM_HTTP": "httpx"}).http == "httpx"
+    assert Settings.from_env({}).http == "lean"
+    lean = build_application(Settings(token="1:A", database_url=url)).bot
+    assert isinstance(lean.request, LeanRequest)
+    assert isinstance(lean._request[0], LeanRequest)  # long polling
+    httpx = build_application(Settings(token="1:A", database_url=url, http="httpx")).bot
+    assert isinstance(httpx.request, HTTPXRequest)
+    assert isinstance(httpx._request[0], HTTPXRequest)
+    # httpx reads the proxy settings: with one, the lean client is not used.
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    proxied = build_application(Settings(token="1:A", database_url=url)).bot
+    assert isinstance(proxied.request, HTTPXRequest)
