@@ -17,6 +17,7 @@ Results are printed and written as JSON under benchmarks/results/.
 Bots (``--bots``): ``minimal``, ``minimal-lean`` (the minimal bot on the project's
 lean Bot API client, telegram_bot.http, instead of httpx), ``hokm`` (this checkout),
 ``hokm-httpx`` (this checkout on python-telegram-bot's httpx client, HOKM_HTTP=httpx),
+``hokm-sqlite-threads`` (this checkout with SQLite in aiosqlite's threads),
 ``hokm-nosniffio`` (this checkout with sniffio made unimportable, as when it is not
 installed), ``baseline`` and ``baseline-nosniffio`` (the checkout at ``--baseline-ref``).
 """
@@ -325,6 +326,14 @@ def _self_pid() -> int:
 # ------------------------------------------------------------------ the run
 
 
+#: This checkout, with settings that undo one change each (same run, same code).
+_HOKM_VARIANTS: dict[str, dict[str, str]] = {
+    "hokm": {},
+    "hokm-httpx": {"HOKM_HTTP": "httpx"},
+    "hokm-sqlite-threads": {"HOKM_SQLITE_THREADS": "1"},
+}
+
+
 def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
     names = [n.strip() for n in opts.bots.split(",") if n.strip()] if opts.bots else None
     if names is None:
@@ -338,9 +347,8 @@ def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
         if base in ("minimal", "minimal-lean"):
             env = {"MINIMAL_HTTP": "lean"} if base == "minimal-lean" else {}
             bots.append(Bot(name, "minimal", hide_sniffio=hide, env=env))
-        elif base in ("hokm", "hokm-httpx"):
-            env = {"HOKM_HTTP": "httpx"} if base == "hokm-httpx" else {}
-            bots.append(Bot(name, "hokm", ROOT, hide, env=env))
+        elif base in _HOKM_VARIANTS:
+            bots.append(Bot(name, "hokm", ROOT, hide, env=_HOKM_VARIANTS[base]))
         elif base == "baseline":
             if baseline is None:
                 raise SystemExit("the baseline bots need --baseline-ref")
