@@ -327,6 +327,7 @@ class LeanRequest(BaseRequest):
         for origin in self._origins.values():
             for conn in origin.idle:
                 conn.close()
+            self._open -= len(origin.idle)  # (those in use are counted out when released)
             origin.idle.clear()
         self._origins.clear()
         await self._fallback.shutdown()

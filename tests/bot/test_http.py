@@ -57,6 +57,15 @@ async def test_calls_and_their_errors_through_the_emulator() -> None:
             # Errors leave the connection usable.
             assert (await bot.send_message(group.id, "after")).text == "after"
             assert request._open == 1
+        # Shut down and started again (as python-telegram-bot may): a fresh pool.
+        await request.shutdown()
+        assert request._open == 0
+        await request.initialize()
+        try:
+            assert (await bot.get_me()).username == "HttpBot"
+            assert request._open == 1
+        finally:
+            await request.shutdown()
 
 
 async def test_concurrent_calls_share_a_bounded_pool() -> None:
