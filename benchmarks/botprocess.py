@@ -132,10 +132,18 @@ def hokm_bot(
     return BotProcess(name, [sys.executable, "-c", code], source, env)
 
 
-def minimal_bot(name: str, *, api_url: str, token: str, hide_sniffio: bool = False) -> BotProcess:
+def minimal_bot(
+    name: str,
+    *,
+    api_url: str,
+    token: str,
+    hide_sniffio: bool = False,
+    extra_env: dict[str, str] | None = None,
+) -> BotProcess:
     """The cheapest bot on the same stack: :mod:`benchmarks.minimal_bot`."""
     env = _base_env()
     env.update({"BOT_TOKEN": token, "TELEGRAM_API_URL": api_url, "PYTHONPATH": str(ROOT)})
+    env.update(extra_env or {})
     code = (_HIDE_SNIFFIO if hide_sniffio else "") + (
         "import sys\nfrom benchmarks.minimal_bot import main\nsys.exit(main())\n"
     )

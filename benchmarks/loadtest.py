@@ -14,9 +14,12 @@ python-telegram-bot bot that only answers each press and edits one message: the
 ratio of CPU per play against it is the project's cost above the stack's floor.
 Results are printed and written as JSON under benchmarks/results/.
 
-Bots (``--bots``): ``minimal``, ``hokm`` (this checkout), ``hokm-nosniffio`` (this
-checkout with sniffio made unimportable, as when it is not installed),
-``baseline`` and ``baseline-nosniffio`` (the checkout at ``--baseline-ref``).
+Bots (``--bots``): ``minimal``, ``minimal-lean`` (the minimal bot on the project's
+lean Bot API client, telegram_bot.http, instead of httpx), ``hokm`` (this checkout),
+``hokm-httpx`` (this checkout on python-telegram-bot's httpx client, HOKM_HTTP=httpx),
+``hokm-sqlite-threads`` (this checkout with SQLite in aiosqlite's threads),
+``hokm-nosniffio`` (this checkout with sniffio made unimportable, as when it is not
+installed), ``baseline`` and ``baseline-nosniffio`` (the checkout at ``--baseline-ref``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,6 +56,7 @@ class Bot:
     kind: str  # "hokm" | "minimal"
     source: Path | None = None
     hide_sniffio: bool = False
+    env: dict[str, str] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ one phase
@@ -114,11 +118,15 @@ async def run_phase(bot: Bot, opts: argparse.Namespace, workdir: Path) -> dict[s
             webhook_port = _free_port() if opts.webhook and bot.kind == "hokm" else None
             if bot.kind == "minimal":
                 proc = minimal_bot(
-                    bot.name, api_url=emu.base_url, token=TOKEN, hide_sniffio=bot.hide_sniffio
+                    bot.name,
+                    api_url=emu.base_url,
+                    token=TOKEN,
+                    hide_sniffio=bot.hide_sniffio,
+                    extra_env=bot.env,
                 )
             else:
                 assert bot.source is not None and db_url is not None
-                extra = {"HOKM_THINK_SECONDS": str(opts.think_seconds)}
+                extra = {"HOKM_THINK_SECONDS": str(opts.think_seconds), **bot.env}
                 if opts.think_processes is not None:
                     extra["HOKM_THINK_PROCESSES"] = str(opts.think_processes)
                 proc = hokm_bot(
@@ -318,6 +326,14 @@ def _self_pid() -> int:
 # ------------------------------------------------------------------ the run
 
 
+#: This checkout, with settings that undo one change each (same run, same code).
+_HOKM_VARIANTS: dict[str, dict[str, str]] = {
+    "hokm": {},
+    "hokm-httpx": {"HOKM_HTTP": "httpx"},
+    "hokm-sqlite-threads": {"HOKM_SQLITE_THREADS": "1"},
+}
+
+
 def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
     names = [n.strip() for n in opts.bots.split(",") if n.strip()] if opts.bots else None
     if names is None:
@@ -328,10 +344,11 @@ def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
     for name in names:
         hide = name.endswith("-nosniffio")
         base = name.removesuffix("-nosniffio")
-        if base == "minimal":
-            bots.append(Bot(name, "minimal", hide_sniffio=hide))
-        elif base == "hokm":
-            bots.append(Bot(name, "hokm", ROOT, hide))
+        if base in ("minimal", "minimal-lean"):
+            env = {"MINIMAL_HTTP": "lean"} if base == "minimal-lean" else {}
+            bots.append(Bot(name, "minimal", hide_sniffio=hide, env=env))
+        elif base in _HOKM_VARIANTS:
+            bots.append(Bot(name, "hokm", ROOT, hide, env=_HOKM_VARIANTS[base]))
         elif base == "baseline":
             if baseline is None:
                 raise SystemExit("the baseline bots need --baseline-ref")
@@ -380,9 +397,15 @@ def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
         if "plays_per_s" in r:
             plays.setdefault(r["bot"], []).append(r["plays_per_s"])
     out: dict[str, Any] = {"cpu_ms_per_play_median": medians}
-    floor = next((v for b, v in medians.items() if b.startswith("minimal")), None)
+    floor = medians.get("minimal") or next(
+        (v for b, v in medians.items() if b.startswith("minimal")), None
+    )
     if floor:
         out["cpu_ratio_to_minimal"] = {b: round(v / floor, 2) for b, v in medians.items()}
+    lean = medians.get("minimal-lean")
+    if lean:
+        # The floor on the same Bot API client as the project's bot.
+        out["cpu_ratio_to_minimal_lean"] = {b: round(v / lean, 2) for b, v in medians.items()}
     out["plays_per_s_median"] = {b: statistics.median(v) for b, v in plays.items()}
     return out
 
@@ -418,6 +441,9 @@ async def main_async(opts: argparse.Namespace) -> int:
     if summary.get("cpu_ratio_to_minimal"):
         ratios = "  ".join(f"{b} {v}" for b, v in summary["cpu_ratio_to_minimal"].items())
         print(f"CPU per play / minimal bot's (median over rounds): {ratios}")
+    if summary.get("cpu_ratio_to_minimal_lean"):
+        ratios = "  ".join(f"{b} {v}" for b, v in summary["cpu_ratio_to_minimal_lean"].items())
+        print(f"CPU per play / minimal-lean bot's (median over rounds): {ratios}")
     report = {
         "started": started.isoformat(timespec="seconds"),
         "command": " ".join(["python -m benchmarks.loadtest", *sys.argv[1:]]),

@@ -6,6 +6,10 @@ settings (concurrent updates, connection pool) and same polling as the project's
 bot, so the CPU it spends per press is what the stack itself costs.
 
     BOT_TOKEN=... TELEGRAM_API_URL=http://127.0.0.1:PORT python -m benchmarks.minimal_bot
+
+With ``MINIMAL_HTTP=lean`` it makes its calls with the project's lean client
+(:mod:`telegram_bot.http`) instead of python-telegram-bot's httpx one: the floor on
+the same transport as the project's bot.
 """
 
 from __future__ import annotations
@@ -45,16 +49,22 @@ async def press(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 def main() -> int:
     logging.basicConfig(level=logging.WARNING)
     root = os.environ["TELEGRAM_API_URL"].rstrip("/").removesuffix("/bot")
-    app = (
+    builder = (
         ApplicationBuilder()
         .token(os.environ["BOT_TOKEN"])
         .base_url(f"{root}/bot")
         .base_file_url(f"{root}/file/bot")
         .concurrent_updates(64)
-        .connection_pool_size(32)
-        .pool_timeout(10.0)
-        .build()
     )
+    if os.environ.get("MINIMAL_HTTP", "httpx") == "lean":
+        # The project's Bot API client (telegram_bot.http), as the project's bot uses it.
+        from telegram_bot.http import LeanRequest
+
+        builder = builder.request(LeanRequest(connection_pool_size=32, pool_timeout=10.0))
+        builder = builder.get_updates_request(LeanRequest(connection_pool_size=1))
+    else:
+        builder = builder.connection_pool_size(32).pool_timeout(10.0)
+    app = builder.build()
     app.add_handler(CommandHandler("go", go))
     app.add_handler(CallbackQueryHandler(press))
     app.run_polling(allowed_updates=Update.ALL_TYPES)

@@ -16,6 +16,7 @@ from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
 from . import guide, handlers
 from .config import Settings
+from .http import make_request
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from .outbox import Outbox
 from .ratelimit import SharedRateLimiter
@@ -72,8 +73,9 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         .concurrent_updates(TrackingUpdateProcessor())
         # The outbox edits several messages at once (table and hands); PTB's default
         # pool of one connection would turn that into pool time-outs under load.
-        .connection_pool_size(32)
-        .pool_timeout(10.0)
+        .request(make_request(settings.http, connection_pool_size=32, pool_timeout=10.0))
+        # Long polling on a connection of its own, as python-telegram-bot does.
+        .get_updates_request(make_request(settings.http, connection_pool_size=1))
     )
     urls = settings.api_base_urls()
     if urls is not None:
@@ -120,9 +122,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         resumed = await service.resume_all()
         service.start_clock()
         log.info("resumed %d game(s)", resumed)
-        sweeper = Sweeper(
-            service, idle_hours=settings.idle_hours, interval=settings.sweep_seconds
-        )
+        sweeper = Sweeper(service, idle_hours=settings.idle_hours, interval=settings.sweep_seconds)
         app.bot_data["sweeper"] = sweeper
         sweeper.start()
 

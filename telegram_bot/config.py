@@ -37,6 +37,8 @@ class Settings:
     sweep_seconds: float = 5.0
     #: One of several worker processes on one PostgreSQL database (telegram_bot.cluster).
     shared: bool = False
+    #: The Bot API client: "lean" (telegram_bot.http) or "httpx" (python-telegram-bot's).
+    http: str = "lean"
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -60,6 +62,7 @@ class Settings:
             idle_hours=float(env.get("HOKM_IDLE_HOURS", "24")),
             sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
             shared=env.get("HOKM_SHARED", "0") == "1",
+            http=env.get("HOKM_HTTP", "lean").strip().lower() or "lean",
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

@@ -166,6 +166,8 @@ def catalog_path(locales_dir: str | Path, language: str, ext: str = "po") -> Pat
 
 _cache: dict[Path, dict[str, _gettext.NullTranslations]] = {}
 _translators: dict[tuple[Path, str], Translator] = {}
+#: (HOKM_LOCALES_DIR, language as asked) -> translator, for get_translator's fast path.
+_by_language: dict[tuple[str, str | None], Translator] = {}
 _lock = threading.Lock()
 
 
@@ -218,6 +220,7 @@ def load_translations(
         _cache[directory] = catalogs
         for key in [k for k in _translators if k[0] == directory]:
             del _translators[key]
+        _by_language.clear()
         return catalogs
 
 
@@ -226,6 +229,7 @@ def clear_cache() -> None:
     with _lock:
         _cache.clear()
         _translators.clear()
+        _by_language.clear()
 
 
 # ---------------------------------------------------------------------------- Translator
@@ -312,6 +316,13 @@ def _is_number(value: object) -> bool:
 
 def get_translator(language: str | None, locales_dir: str | Path | None = None) -> Translator:
     """The (cached) translator for ``language``; unknown languages fall back to Persian."""
+    if locales_dir is None:
+        # The common case, asked several times a press: by the language as given,
+        # without normalizing it or resolving the folder again.
+        fast = (os.environ.get("HOKM_LOCALES_DIR", ""), language)
+        translator = _by_language.get(fast)
+        if translator is not None:
+            return translator
     lang = normalize_language(language)
     directory = Path(locales_dir).resolve() if locales_dir else default_locales_dir()
     key = (directory, lang)
@@ -320,6 +331,10 @@ def get_translator(language: str | None, locales_dir: str | Path | None = None) 
         catalogs = load_translations(directory)
         translator = Translator(lang, catalogs.get(lang))
         _translators[key] = translator
+    if locales_dir is None:
+        if len(_by_language) >= 1024:  # language codes come from users: bounded
+            _by_language.clear()
+        _by_language[fast] = translator
     return translator
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,8 @@ class BotRunner:
             deal_seed=1,
             # Tests sweep explicitly (Sweeper.sweep(now=...)): no wall-clock surprises.
             sweep_seconds=0.0,
+            # HOKM_HTTP=httpx runs the tests on python-telegram-bot's own client.
+            http=os.environ.get("HOKM_HTTP", "lean"),
         )
         for k, v in overrides.items():
             object.__setattr__(self.settings, k, v)

@@ -1,6 +1,7 @@
 """The bot's database: SQLAlchemy 2 async models, Alembic migrations, small repository.
 
-SQLite (aiosqlite) by default, PostgreSQL (asyncpg) when DATABASE_URL names it. See
+SQLite (aiosqlite's connection, run on the event loop's thread: see :mod:`.inline_sqlite`)
+by default, PostgreSQL (asyncpg) when DATABASE_URL names it. See
 :mod:`.db` for engines and migrations, :mod:`.models` for the tables and :mod:`.repo`
 for the operations the bot uses.
 """

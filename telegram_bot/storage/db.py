@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -72,10 +73,10 @@ def database_url_from_env(environ: dict[str, str] | None = None) -> str:
     return f"sqlite+aiosqlite:///{SQLITE_FILENAME}"
 
 
-def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any, busy_timeout_ms: int) -> None:
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute("PRAGMA journal_mode = WAL")  # 'memory' for in-memory databases
         cursor.execute("PRAGMA synchronous = NORMAL")  # safe with WAL, much faster
@@ -83,12 +84,23 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
-def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
+def sqlite_threads(environ: dict[str, str] | None = None) -> bool:
+    """``HOKM_SQLITE_THREADS=1``: SQLite calls in aiosqlite's threads, as before
+    :mod:`telegram_bot.storage.inline_sqlite` (default: on the event loop's thread)."""
+    env = os.environ if environ is None else environ
+    return env.get("HOKM_SQLITE_THREADS", "0") == "1"
+
+
+def create_engine(
+    url: str | URL | None = None, *, threads: bool | None = None, **kwargs: Any
+) -> AsyncEngine:
     """An async engine for ``url`` (default: :func:`database_url_from_env`).
 
     SQLite connections get WAL journaling, foreign keys, ``synchronous=NORMAL`` and a
-    busy timeout; the folder of a SQLite file is created if missing. Extra keyword
-    arguments go to :func:`sqlalchemy.ext.asyncio.create_async_engine`.
+    busy timeout; the folder of a SQLite file is created if missing. They run their
+    calls on the event loop's thread (see :mod:`telegram_bot.storage.inline_sqlite`),
+    or with ``threads`` (default: :func:`sqlite_threads`) in aiosqlite's threads.
+    Extra keyword arguments go to :func:`sqlalchemy.ext.asyncio.create_async_engine`.
     """
     text = normalize_url(url if url is not None else database_url_from_env())
     parsed = make_url(text)
@@ -102,8 +114,21 @@ def create_engine(url: str | URL | None = None, **kwargs: Any) -> AsyncEngine:
         database = parsed.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        busy_timeout = SQLITE_BUSY_TIMEOUT_MS
+        if not (sqlite_threads() if threads is None else threads):
+            from sqlalchemy.dialects.sqlite.aiosqlite import SQLiteDialect_aiosqlite
+
+            from .inline_sqlite import inline_creator
+
+            cargs, cparams = SQLiteDialect_aiosqlite().create_connect_args(parsed)
+            kwargs.setdefault("async_creator", inline_creator(*cargs, busy_timeout, **cparams))
+            busy_timeout = 0  # waits for a lock without stopping the event loop
         engine = create_async_engine(text, **kwargs)
-        event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
+        event.listen(
+            engine.sync_engine,
+            "connect",
+            functools.partial(_sqlite_on_connect, busy_timeout_ms=busy_timeout),
+        )
         return engine
     if kwargs.pop("pool_pre_ping", None):
         return create_async_engine(text, pool_pre_ping=True, **kwargs)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
@@ -281,6 +281,13 @@ async def create_game(
     raise StorageError("could not find a free game id")
 
 
+_GET_GAME = select(Game.__table__).where(
+    Game.__table__.c.id == bindparam("_id", type_=Game.__table__.c.id.type)
+)
+_GET_GAME_LOCKED = _GET_GAME.with_for_update()
+_GET_GAME_SKIP = _GET_GAME.with_for_update(skip_locked=True)
+
+
 async def get_game(session: AsyncSession, game_id: str, *, lock: bool | str = False) -> Game | None:
     """The game with this id (any status), detached, or None.
 
@@ -289,12 +296,11 @@ async def get_game(session: AsyncSession, game_id: str, *, lock: bool | str = Fa
     in several processes take turns. ``lock="skip"`` returns None at once if another
     transaction holds it (``SKIP LOCKED``): someone else is moving this game.
     """
-    if not lock:
-        game = await session.get(Game, game_id, populate_existing=True)
-        return _detach(session, game)
-    query = select(Game).where(Game.id == game_id).execution_options(populate_existing=True)
-    query = query.with_for_update(skip_locked=lock == "skip")
-    return _detach(session, await session.scalar(query))
+    # Read with Core and built here (the ORM's loading cost more than the query); a
+    # Game built from its row is as detached as one loaded and expunged.
+    query = _GET_GAME if not lock else _GET_GAME_SKIP if lock == "skip" else _GET_GAME_LOCKED
+    row = (await session.execute(query, {"_id": game_id})).mappings().first()
+    return None if row is None else Game(**row)
 
 
 async def due_games(
@@ -398,6 +404,24 @@ _SAVED_COLUMNS = (
 )
 
 
+def _save_game_statement() -> Any:
+    """``save_game``'s UPDATE, built once (a Core statement with bound parameters: an
+    ORM ``update(Game)`` built per call cost more than running it)."""
+    table = Game.__table__
+    columns = (*_SAVED_COLUMNS, "updated_at")
+    return (
+        update(table)
+        .where(
+            table.c.id == bindparam("_id", type_=table.c.id.type),
+            table.c.move == bindparam("_expected", type_=table.c.move.type),
+        )
+        .values({name: bindparam(name, type_=table.c[name].type) for name in columns})
+    )
+
+
+_SAVE_GAME = _save_game_statement()
+
+
 async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Game:
     """Write the game's current fields, if the stored move number is still ``expected_move``.
 
@@ -415,12 +439,8 @@ async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Ga
     # Fresh containers: never hand the database a JSON value the caller keeps mutating.
     values["seats"] = [dict(s) for s in values["seats"] or []]
     values["settings"] = dict(values["settings"] or {})
-    result = await session.execute(
-        update(Game)
-        .where(Game.id == game.id, Game.move == expected_move)
-        .values(**values)
-        .execution_options(synchronize_session=False)
-    )
+    values["_id"], values["_expected"] = game.id, expected_move
+    result = await session.execute(_SAVE_GAME, values)
     if result.rowcount != 1:
         raise StaleGameError(game.id, expected_move)
     game.updated_at = now

@@ -32,6 +32,7 @@ from telegram_bot.storage import (
     repo,
     session_factory,
 )
+from telegram_bot.storage.inline_sqlite import InlineConnection
 
 CHAT = -1001234567890
 OTHER_CHAT = -1009876543210
@@ -115,7 +116,58 @@ async def test_sqlite_pragmas(engine: AsyncEngine) -> None:
     async with engine.connect() as conn:
         assert (await conn.scalar(text("PRAGMA journal_mode"))) == "wal"
         assert (await conn.scalar(text("PRAGMA foreign_keys"))) == 1
-        assert (await conn.scalar(text("PRAGMA busy_timeout"))) >= 1000
+        busy = await conn.scalar(text("PRAGMA busy_timeout"))
+        raw = (await conn.get_raw_connection()).driver_connection
+        if isinstance(raw, InlineConnection):
+            # SQLite must not sleep on the event loop: the connection waits instead.
+            assert busy == 0
+            assert raw._busy_timeout >= 1
+        else:
+            assert busy >= 1000
+
+
+@pytest.mark.parametrize("threads", [False, True], ids=["inline", "threads"])
+async def test_sqlite_waits_for_a_write_lock(tmp_path: Path, threads: bool) -> None:
+    """A write while another connection of the same process holds the write lock
+    waits for it (the loop keeps running, so the holder can finish) instead of
+    failing with "database is locked" or stopping the loop."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'lock.sqlite3'}"
+    await migrate(url)
+    engine = create_engine(url, threads=threads)
+    try:
+        sessions = session_factory(engine)
+        await new_chat(sessions)
+        holding, ticks = asyncio.Event(), 0
+
+        async def holder() -> None:
+            async with sessions.begin() as s:
+                await repo.get_or_create_chat(s, OTHER_CHAT, "group", "holder")
+                holding.set()
+                for _ in range(20):  # holds the lock over several turns of the loop
+                    await asyncio.sleep(0.005)
+
+        async def writer() -> None:
+            await holding.wait()
+            async with sessions.begin() as s:
+                await s.execute(
+                    text("UPDATE chats SET title = 'writer' WHERE id = :c"), {"c": CHAT}
+                )
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        tick = asyncio.create_task(ticker())
+        await asyncio.wait_for(asyncio.gather(holder(), writer()), 30)
+        tick.cancel()
+        assert ticks >= 10  # the loop ran while the writer waited
+        async with sessions.begin() as s:
+            titles = dict((await s.execute(text("SELECT id, title FROM chats"))).all())
+        assert titles == {CHAT: "writer", OTHER_CHAT: "holder"}
+    finally:
+        await engine.dispose()
 
 
 # ------------------------------------------------------------------ users and chats

@@ -1,0 +1,48 @@
+"""The outbox writes plain keyboards' JSON itself: the same JSON as to_dict() gives."""
+
+from __future__ import annotations
+
+import json
+
+from telegram import (
+    CopyTextButton,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    LoginUrl,
+    WebAppInfo,
+)
+
+from telegram_bot.outbox import _markup_json, _plain_button
+
+
+def _slow(markup: InlineKeyboardMarkup) -> str:
+    return json.dumps(markup.to_dict(), ensure_ascii=False, sort_keys=True)
+
+
+def test_plain_and_other_keyboards_give_to_dicts_json() -> None:
+    plain = InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton("♠ پیک", callback_data="p:abc:3:S"), InlineKeyboardButton("x")],
+            [InlineKeyboardButton("rules", url="https://t.me/x?start=rules")],
+            [
+                InlineKeyboardButton("share", switch_inline_query="hokm"),
+                InlineKeyboardButton("here", switch_inline_query_current_chat=""),
+            ],
+        ]
+    )
+    others = [
+        InlineKeyboardButton("login", login_url=LoginUrl("https://example.org")),
+        InlineKeyboardButton("app", web_app=WebAppInfo("https://example.org")),
+        InlineKeyboardButton("copy", copy_text=CopyTextButton("abc")),
+        InlineKeyboardButton("pay", pay=True),
+        InlineKeyboardButton("odd", callback_data=("not", "a", "string")),  # type: ignore[arg-type]
+        InlineKeyboardButton("extra", callback_data="a", api_kwargs={"style": "x"}),
+    ]
+    assert all(_plain_button(b) is not None for row in plain.inline_keyboard for b in row)
+    assert _markup_json(plain) == _slow(plain)
+    for other in others:
+        assert _plain_button(other) is None
+        markup = InlineKeyboardMarkup([[InlineKeyboardButton("a", callback_data="b")], [other]])
+        if not isinstance(other.callback_data, tuple):
+            assert _markup_json(markup) == _slow(markup)
+    assert _markup_json(None) is None
