@@ -35,7 +35,7 @@ from .cards import (
     Suit,
     cards_in,
 )
-from .dealing import DealingPhases
+from .dealing import _BITS, DealingPhases
 from .deck import deck_rng
 from .errors import ErrorCode, IllegalAction
 from .events import CardPlayed, Event, HandEnded, MatchEnded, TrickWon
@@ -492,9 +492,6 @@ class Match(DealingPhases, BiddingPhases):
             f"<Match {self.variant.players}p {self.variant.kind} hand {self.hand_no} "
             f"{self.phase} turn={self.turn} scores={self.scores}>"
         )
-
-
-_BITS = tuple(1 << i for i in range(52))
 
 
 _HANDLERS = {

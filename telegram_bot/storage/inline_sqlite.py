@@ -70,22 +70,9 @@ class InlineConnection(aiosqlite.Connection):
         return self._connect().__await__()  # type: ignore[return-value]
 
     async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if not self._running or not self._connection:
-            raise ValueError("Connection closed")
-        try:
-            return fn(*args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            if getattr(exc, "sqlite_errorcode", None) not in _RETRYABLE:
-                raise
-            first = exc
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._busy_timeout
+        deadline: float | None = None
         wait = _FIRST_WAIT
         while True:
-            if loop.time() >= deadline:
-                raise first
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, _LONGEST_WAIT)
             if not self._running or not self._connection:
                 raise ValueError("Connection closed")
             try:
@@ -93,7 +80,13 @@ class InlineConnection(aiosqlite.Connection):
             except sqlite3.OperationalError as exc:
                 if getattr(exc, "sqlite_errorcode", None) not in _RETRYABLE:
                     raise
-                first = exc
+                now = asyncio.get_running_loop().time()
+                if deadline is None:
+                    deadline = now + self._busy_timeout
+                if now >= deadline:
+                    raise
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _LONGEST_WAIT)
 
 
 def _open(database: str, busy_timeout_ms: int, kwargs: dict[str, Any]) -> sqlite3.Connection:
