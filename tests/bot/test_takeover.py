@@ -12,6 +12,8 @@ A timer B armed for an earlier move of the game does not keep B off it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -59,62 +61,17 @@ async def _settle(worker: GameService) -> None:
         await asyncio.gather(*list(worker._background), return_exceptions=True)
 
 
-async def test_a_dead_workers_leased_computers_are_taken_over_at_once(tmp_path):
+@asynccontextmanager
+async def _two_workers(tmp_path) -> AsyncIterator[tuple]:
+    """A fresh PostgreSQL database and two services on it, A and B; (sessions, A, B).
+    What they still have running at the end is cancelled."""
     async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
         await migrate(url)
         engine = create_engine(url)
         sessions = session_factory(engine)
         a, b = _worker(sessions), _worker(sessions)
         try:
-            assert a.worker is not None and b.worker is not None and a.worker != b.worker
-            await a.liveness.connection()  # A is alive
-            lease = utcnow() + timedelta(minutes=5)  # A's computers are thinking
-            bots = [{"bot": "easy"} for _ in range(4)]
-            game_id, move = await _game(sessions, bots, due_at=lease, clock_worker=a.worker)
-
-            # A lives: its lease holds, and the move is not late.
-            assert await b.sweep() == 0
-            # B once armed a timer in this game, for a move since played on: it must
-            # not make B believe it has the game in hand.
-            b._schedule_timer(
-                SimpleNamespace(id=game_id, move=move - 1, deadline=lease)  # type: ignore[arg-type]
-            )
-
-            await a.liveness.close()  # A dies: PostgreSQL drops its lock
-            assert await b.sweep() == 1
-            await _settle(b)
-            async with sessions() as s:
-                game = await repo.get_game(s, game_id)
-            assert game.move > move, "the dead worker's computers never moved"
-            # B leased the move (and armed the next turn's clock): it is B's now.
-            assert game.clock_worker == b.worker
-        finally:
-            for w in (a, b):
-                await w.outbox.close(timeout=0)
-                await w.shutdown()
-            await engine.dispose()
-
-
-async def test_a_dead_workers_timer_fires_at_its_time_not_before(tmp_path):
-    async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
-        await migrate(url)
-        engine = create_engine(url)
-        sessions = session_factory(engine)
-        a, b = _worker(sessions), _worker(sessions)
-        try:
-            await a.liveness.connection()
-            seats = [{"user_id": PERSON, "name": "P"}] + [{"bot": "easy"} for _ in range(3)]
-            later = utcnow() + timedelta(minutes=5)
-            game_id, _ = await _game(sessions, seats, deadline=later, clock_worker=a.worker)
-            await a.liveness.close()
-            # Dead, but its person still has time: nobody fires the timer early.
-            assert await b.sweep() == 0
-            async with sessions.begin() as s:
-                game = await repo.get_game(s, game_id, lock=True)
-                game.deadline = utcnow() - timedelta(seconds=0.1)
-                await repo.save_game(s, game, game.move)
-            # Run out (by far less than the grace a live worker gets): taken over.
-            assert await b.sweep() == 1
+            yield sessions, a, b
         finally:
             for w in (a, b):
                 for task in list(w._background):
@@ -123,3 +80,46 @@ async def test_a_dead_workers_timer_fires_at_its_time_not_before(tmp_path):
                 await w.outbox.close(timeout=0)
                 await w.shutdown()
             await engine.dispose()
+
+
+async def test_a_dead_workers_leased_computers_are_taken_over_at_once(tmp_path):
+    async with _two_workers(tmp_path) as (sessions, a, b):
+        assert a.worker is not None and b.worker is not None and a.worker != b.worker
+        await a.liveness.connection()  # A is alive
+        lease = utcnow() + timedelta(minutes=5)  # A's computers are thinking
+        bots = [{"bot": "easy"} for _ in range(4)]
+        game_id, move = await _game(sessions, bots, due_at=lease, clock_worker=a.worker)
+
+        # A lives: its lease holds, and the move is not late.
+        assert await b.sweep() == 0
+        # B once armed a timer in this game, for a move since played on: it must
+        # not make B believe it has the game in hand.
+        b._schedule_timer(
+            SimpleNamespace(id=game_id, move=move - 1, deadline=lease)  # type: ignore[arg-type]
+        )
+
+        await a.liveness.close()  # A dies: PostgreSQL drops its lock
+        assert await b.sweep() == 1
+        await _settle(b)
+        async with sessions() as s:
+            game = await repo.get_game(s, game_id)
+        assert game.move > move, "the dead worker's computers never moved"
+        # B leased the move (and armed the next turn's clock): it is B's now.
+        assert game.clock_worker == b.worker
+
+
+async def test_a_dead_workers_timer_fires_at_its_time_not_before(tmp_path):
+    async with _two_workers(tmp_path) as (sessions, a, b):
+        await a.liveness.connection()
+        seats = [{"user_id": PERSON, "name": "P"}] + [{"bot": "easy"} for _ in range(3)]
+        later = utcnow() + timedelta(minutes=5)
+        game_id, _ = await _game(sessions, seats, deadline=later, clock_worker=a.worker)
+        await a.liveness.close()
+        # Dead, but its person still has time: nobody fires the timer early.
+        assert await b.sweep() == 0
+        async with sessions.begin() as s:
+            game = await repo.get_game(s, game_id, lock=True)
+            game.deadline = utcnow() - timedelta(seconds=0.1)
+            await repo.save_game(s, game, game.move)
+        # Run out (by far less than the grace a live worker gets): taken over.
+        assert await b.sweep() == 1
