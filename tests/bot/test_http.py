@@ -167,7 +167,13 @@ async def test_a_connection_closed_while_idle_is_replaced() -> None:
         await request.initialize()
         try:
             assert await _post(request, url) == 1
-            await asyncio.sleep(0.05)  # the close is seen
+            # Wait (on progress, not a clock) until the client has seen the close.
+            idle = [c for o in request._origins.values() for c in o.idle]
+            assert idle
+            give_up = asyncio.get_running_loop().time() + 120  # as settle(): only a hang
+            while not all(c.closed for c in idle):
+                assert asyncio.get_running_loop().time() < give_up, "the close never seen"
+                await asyncio.sleep(0.001)
             assert await _post(request, url) == 1
             assert len(connections) == 2
             assert request._open == 1
