@@ -45,11 +45,14 @@ def default_processes() -> int:
     return os.cpu_count() or 1
 
 
-def _start_worker() -> None:
+def _start_worker(bot_pid: int) -> None:
     with contextlib.suppress(OSError):  # not permitted: think at the same priority
         os.nice(NICENESS)
     # A bot killed with SIGKILL cannot shut its pool down: its workers leave with it.
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    # The bot's pid comes from the bot, not from getppid(): a worker that reaches this
+    # line after its bot died has been re-parented already and would watch the wrong
+    # parent for ever.
+    threading.Thread(target=_exit_with_parent, args=(bot_pid,), daemon=True).start()
     import core.players.hard  # noqa: F401  (the first move should not pay the import)
 
 
@@ -96,6 +99,7 @@ class Thinkers:
                 self.processes,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
+                initargs=(os.getpid(),),
             )
         #: The pids of the processes that computed moves (the bot's own if in a thread).
         self.worker_pids: set[int] = set()

@@ -122,6 +122,25 @@ def _ok(body: bytes, extra: str = "") -> bytes:
     ).encode() + body
 
 
+@contextlib.asynccontextmanager
+async def _lean(**kwargs) -> AsyncIterator[LeanRequest]:
+    request = LeanRequest(**kwargs)
+    await request.initialize()
+    try:
+        yield request
+    finally:
+        await request.shutdown()
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    """Wait (on progress, not a clock) until ``condition()``; the bound only turns a
+    hang into a failure, as the end-to-end tests' settle() does."""
+    give_up = asyncio.get_running_loop().time() + 120
+    while not condition():
+        assert asyncio.get_running_loop().time() < give_up, f"never: {what}"
+        await asyncio.sleep(0.001)
+
+
 async def _post(request: LeanRequest, url: str, **kwargs) -> bytes:
     return await request.post(url + "getMe", RequestData(), **kwargs)
 
@@ -145,14 +164,10 @@ async def test_chunked_and_interim_answers() -> None:
         await reader.read()
 
     async with _server(handler) as (url, connections):
-        request = LeanRequest()
-        await request.initialize()
-        try:
+        async with _lean() as request:
             assert await _post(request, url) == 42
             assert await _post(request, url) == 43  # same connection after a chunked body
             assert len(connections) == 1
-        finally:
-            await request.shutdown()
 
 
 async def test_a_connection_closed_while_idle_is_replaced() -> None:
@@ -163,22 +178,15 @@ async def test_a_connection_closed_while_idle_is_replaced() -> None:
         # ... and the server drops the idle connection.
 
     async with _server(handler) as (url, connections):
-        request = LeanRequest()
-        await request.initialize()
-        try:
+        async with _lean() as request:
             assert await _post(request, url) == 1
             # Wait (on progress, not a clock) until the client has seen the close.
             idle = [c for o in request._origins.values() for c in o.idle]
             assert idle
-            give_up = asyncio.get_running_loop().time() + 120  # as settle(): only a hang
-            while not all(c.closed for c in idle):
-                assert asyncio.get_running_loop().time() < give_up, "the close never seen"
-                await asyncio.sleep(0.001)
+            await _until(lambda: all(c.closed for c in idle), "the close seen")
             assert await _post(request, url) == 1
             assert len(connections) == 2
             assert request._open == 1
-        finally:
-            await request.shutdown()
 
 
 async def test_connection_close_is_not_reused() -> None:
@@ -189,18 +197,15 @@ async def test_connection_close_is_not_reused() -> None:
         await reader.read()
 
     async with _server(handler) as (url, connections):
-        request = LeanRequest()
-        await request.initialize()
-        try:
+        async with _lean() as request:
             assert await _post(request, url) == 1
             assert await _post(request, url) == 1
             assert len(connections) == 2
-        finally:
-            await request.shutdown()
 
 
 async def test_read_timeout_and_a_late_answer_is_not_taken_for_the_next() -> None:
     calls = 0
+    gave_up, late_sent = asyncio.Event(), asyncio.Event()
 
     async def handler(reader, writer):
         nonlocal calls
@@ -209,22 +214,21 @@ async def test_read_timeout_and_a_late_answer_is_not_taken_for_the_next() -> Non
             calls += 1
             n = calls
             if n == 1:
-                await asyncio.sleep(0.3)  # answers after the client gave up
+                await gave_up.wait()  # answers after the client gave up
             writer.write(_ok(f'{{"ok": true, "result": {n}}}'.encode()))
+            if n == 1:
+                late_sent.set()
             await writer.drain()
 
     async with _server(handler) as (url, connections):
-        request = LeanRequest()
-        await request.initialize()
-        try:
+        async with _lean() as request:
             with pytest.raises(TimedOut):
                 await _post(request, url, read_timeout=0.1)
-            await asyncio.sleep(0.3)
+            gave_up.set()
+            await late_sent.wait()
             assert await _post(request, url) == 2  # not the late answer to call 1
             assert len(connections) == 2
             assert request._open == 1
-        finally:
-            await request.shutdown()
 
 
 async def test_lost_mid_call_and_garbage_are_network_errors() -> None:
@@ -237,16 +241,12 @@ async def test_lost_mid_call_and_garbage_are_network_errors() -> None:
         # else: hang up without answering
 
     async with _server(handler) as (url, _):
-        request = LeanRequest()
-        await request.initialize()
-        try:
+        async with _lean() as request:
             with pytest.raises(NetworkError, match="disconnected"):
                 await _post(request, url)
             with pytest.raises(NetworkError, match="Bad response"):
                 await request.post(url + "getMe", _data("garbage"))
             assert request._open == 0
-        finally:
-            await request.shutdown()
 
 
 def _data(value: str) -> RequestData:
@@ -257,39 +257,35 @@ def _data(value: str) -> RequestData:
 
 async def test_pool_timeout_and_refused_connections() -> None:
     release = asyncio.Event()
+    received = 0
 
     async def handler(reader, writer):
+        nonlocal received
         while True:
             await _read_request(reader)
+            received += 1
             await release.wait()
             writer.write(_ok(b'{"ok": true, "result": 1}'))
             await writer.drain()
 
     async with _server(handler) as (url, _):
-        request = LeanRequest(connection_pool_size=1)
-        await request.initialize()
-        try:
+        async with _lean(connection_pool_size=1) as request:
             first = asyncio.create_task(_post(request, url))
-            await asyncio.sleep(0.05)
+            await _until(lambda: received == 1, "the first call holds the only connection")
             with pytest.raises(TimedOut, match="Pool timeout"):
                 await _post(request, url, pool_timeout=0.05)
-            waiting = asyncio.create_task(_post(request, url, pool_timeout=5))
-            await asyncio.sleep(0.05)
+            # A long pool time-out: only the release below should end its wait.
+            waiting = asyncio.create_task(_post(request, url, pool_timeout=120))
+            await _until(lambda: len(request._waiting) == 1, "the second call waits")
             release.set()
             assert await first == 1
             assert await waiting == 1  # got the connection when it came back
             assert request._open == 1
-        finally:
-            await request.shutdown()
 
-    refused = LeanRequest()
-    await refused.initialize()
-    try:
+    async with _lean() as refused:
         with pytest.raises(NetworkError, match="Could not connect"):
             await _post(refused, url)
         assert refused._open == 0
-    finally:
-        await refused.shutdown()
 
 
 # ------------------------------------------------------------------ choosing it

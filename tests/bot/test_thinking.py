@@ -182,3 +182,29 @@ def test_the_pool_leaves_with_a_killed_bot():
             return
         time.sleep(0.1)
     raise AssertionError(f"pool workers {workers} outlived their bot")
+
+
+def test_a_worker_started_after_its_bot_died_leaves():
+    """The bot can die between spawning a worker and the worker's start-up: the worker
+    then already has another parent, and must still see that its bot is gone."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    script = (
+        "import time\n"
+        "from telegram_bot.thinking import _start_worker\n"
+        f"_start_worker({dead.pid})\n"
+        "time.sleep(600)\n"
+        "print('lingered', flush=True)\n"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        # Ends within a second of its start-up on a quiet machine; the bound is only
+        # there so that a regression fails instead of hanging the suite.
+        out, _ = worker.communicate(timeout=300)
+    finally:
+        worker.kill()
+    assert "lingered" not in out
+    assert worker.returncode == 0
