@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -41,3 +42,29 @@ async def runner(emu, db_url) -> AsyncIterator[BotRunner]:
         yield r
     finally:
         await r.stop()
+
+
+# Each language on one database: the texts do not depend on the database, nor the
+# storage on the language, so [sqlite-fa] and [postgresql-en] cover both of each
+# and halve the suite's end-to-end runs. Only where PostgreSQL is required
+# (HOKM_TEST_PG=1, as in CI): elsewhere every language runs on SQLite.
+# HOKM_TEST_ALL_COMBOS=1 runs every combination.
+_PAIRS = {("sqlite", "fa"), ("postgresql", "en")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("HOKM_TEST_PG", "").strip() != "1":
+        return
+    if os.environ.get("HOKM_TEST_ALL_COMBOS", "").strip() == "1":
+        return
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        pair = (params.get("db_url"), params.get("lang"))
+        if None in pair or pair in _PAIRS:
+            keep.append(item)
+        else:
+            drop.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

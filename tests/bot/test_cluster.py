@@ -12,6 +12,7 @@ from tests.dbutil import fresh_database_url
 pytestmark = pytest.mark.asyncio
 
 
+@pytest.mark.slow
 async def test_three_workers_and_a_killed_one_lose_nothing(tmp_path):
     async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
         async with BotApiEmulator(bot_username="HokmFleetBot", bot_name="Hokm") as emu:

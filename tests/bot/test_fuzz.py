@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from telegram_bot.emulator import BotApiEmulator
@@ -15,6 +16,7 @@ from .fuzzer import Fuzz, program
 EXAMPLES = 40
 
 
+@pytest.mark.slow
 def test_fuzzed_updates_are_answered_and_change_nothing_they_should_not(tmp_path):
     with asyncio.Runner() as loop:
         emu = loop.run(BotApiEmulator(token=TOKEN, bot_username="HokmFuzzBot").start())

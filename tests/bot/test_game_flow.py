@@ -49,6 +49,7 @@ def _data(game_id, action, arg=""):
     return f"{action}:{game_id}" + (f"::{arg}" if arg else "")
 
 
+@pytest.mark.slow
 async def test_four_people_play_a_full_persian_match_with_a_kot(emu, db_url):
     from .conftest import BotRunner
 
@@ -476,7 +477,9 @@ async def test_calls_per_card_and_no_hand_in_group(emu, runner, pings):
     start = len(emu.calls)
     table = Table(emu, runner, group, people)
     every = pings != "no pings"
-    await _play_counting(runner, table, {p.id: by_level("normal", seed=p.id) for p in people}, every)
+    await _play_counting(
+        runner, table, {p.id: by_level("normal", seed=p.id) for p in people}, every
+    )
     game = await table.game()
     match = Match.from_json(game.state)
     cards = sum(len(t.plays) for t in match.tricks)  # last hand

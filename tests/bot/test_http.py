@@ -16,9 +16,6 @@ from telegram_bot.emulator import BotApiEmulator
 from telegram_bot.http import LeanRequest
 from telegram_bot.simulation import TOKEN
 
-pytestmark = pytest.mark.asyncio
-
-
 # ------------------------------------------------------------------ with the emulator
 
 

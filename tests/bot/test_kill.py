@@ -10,6 +10,7 @@ from telegram_bot.chaos import play_with_kills
 pytestmark = pytest.mark.asyncio
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [3])
 async def test_kills_during_a_match_lose_nothing(emu, db_url, tmp_path, seed):
     report = await play_with_kills(

@@ -4,6 +4,8 @@ and its per-game structures stay empty between them (the RSS side is measured by
 
 from __future__ import annotations
 
+import pytest
+
 from telegram_bot import languages
 
 from .driver import Table, by_level
@@ -21,6 +23,7 @@ def _sizes(service) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow
 async def test_many_short_matches_leave_no_per_game_state(emu, runner, monkeypatch):
     monkeypatch.setattr(languages, "LANG_CACHE_SIZE", 3)
     service = runner.service
@@ -49,6 +52,7 @@ TRACED = 16
 TRACED_BYTES = TRACED * 512
 
 
+@pytest.mark.slow
 async def test_finished_matches_leave_no_per_game_state_through_the_service(db_url):
     """Matches played to the end through the service (the driver of
     ``python -m benchmarks.memory``): every per-game structure of the service and of

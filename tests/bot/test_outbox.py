@@ -115,6 +115,7 @@ async def test_messages_decided_before_a_crash_are_sent_after_the_restart(emu, d
         await runner2.stop()
 
 
+@pytest.mark.slow
 async def test_flood_limits_on_every_kind_of_message_lose_and_double_nothing(emu, runner):
     """429s on the deal, the hand edits, the table edits, and the hand and match
     results: each is sent late, once, and the group ends with every result."""

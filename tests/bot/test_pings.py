@@ -216,6 +216,7 @@ async def test_a_game_held_by_another_process_is_skipped(emu, runner, db_url):
 # ---------------------------------------------------------------- table re-post
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["fa", "en"])
 async def test_the_table_comes_back_down_once_a_hand(emu, runner, lang):
     person = (await _people(emu, NAMES[lang][:1], lang=lang))[0]

@@ -167,6 +167,7 @@ async def _starved_calls(limiter: SharedRateLimiter, calls: int, check_age: bool
     return sent
 
 
+@pytest.mark.slow
 async def test_a_grant_the_worker_was_too_starved_to_use_is_taken_again(tmp_path):
     """A worker starved between its grants and its calls would send them together (a
     burst the buckets never granted); grants older than MAX_GRANT_AGE are given up."""

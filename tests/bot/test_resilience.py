@@ -83,6 +83,7 @@ async def test_the_bot_removed_from_the_group_keeps_private_play_going(emu, runn
     assert (await table.game()).move > before
 
 
+@pytest.mark.slow
 async def test_the_bidding_variant_through_the_buttons(emu, runner):
     people = await _people(emu, ["Lea"], lang="en")
     group = emu.add_group("Spades", members=people, admins=people)
@@ -220,6 +221,7 @@ async def test_a_deleted_table_message_is_posted_again(emu, runner):
     assert "حکم" in fresh.text  # the group speaks Persian by default
 
 
+@pytest.mark.slow
 async def test_the_rate_limiter_keeps_a_busy_group_within_telegram_limits(emu, tmp_path):
     """With python-telegram-bot's limiter on (as in production), a fast table stays
     under 20 group messages a minute while presses are still answered at once."""

@@ -102,7 +102,9 @@ async def test_the_hand_message_shows_partner_score_trick_and_whose_turn(emu, ru
                 tricks = view.tricks_won[side] + view.tricks_won[side + 2]
                 members = f"{name[side]} {'و' if lang == 'fa' else '&'} {name[side + 2]}"
                 if lang == "fa":
-                    line = f"تیم {_n(lang, side + 1)} ({members}): ۰ امتیاز · {_n(lang, tricks)} دست"
+                    line = (
+                        f"تیم {_n(lang, side + 1)} ({members}): ۰ امتیاز · {_n(lang, tricks)} دست"
+                    )
                 else:
                     plural = "trick" if tricks == 1 else "tricks"
                     line = f"Team {side + 1} ({members}): 0 points · {tricks} {plural}"

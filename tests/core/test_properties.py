@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -189,6 +190,7 @@ def _plain_four_player_match(seed: int) -> int:
             break
 
 
+@pytest.mark.slow
 def test_plain_loop_of_seeded_four_player_matches() -> None:
     hands = sum(_plain_four_player_match(seed) for seed in range(2000))
     assert hands >= 2000 * 3  # 7 points at no more than 3 per hand

@@ -19,6 +19,7 @@ def test_wilson_and_seatings() -> None:
         assert sum(s[seat] for s in three) == 3
 
 
+@pytest.mark.slow
 def test_normal_beats_random_four_players() -> None:
     r = run_arena("normal0", "random", players=4, deals=150, seed=777)
     assert r.hands == 300
