@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from telegram import Update
 
 from core import Match
@@ -14,8 +13,6 @@ from telegram_bot.updates import TrackingUpdateProcessor
 from .driver import by_level
 from .test_game_flow import _people
 from .test_resilience import _start_game
-
-pytestmark = pytest.mark.asyncio
 
 
 def _update(update_id: int, press: bool) -> Update:

@@ -11,8 +11,6 @@ from telegram_bot import callbacks as cb
 
 from .test_game_flow import _data, _open, _people
 
-pytestmark = pytest.mark.asyncio
-
 
 def test_callback_data_with_any_characters_is_malformed_not_an_error():
     for data in ("p:\ud800:1:AS", "\udcff", "j:abc\n", "p:abc:²:AS", "p:abc:1:A S", "x" * 65):

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from telegram_bot.chatlocks import ChatLocks
 from telegram_bot.storage import create_engine
 from telegram_bot.storage.db import session_factory
 from tests.dbutil import fresh_database_url
-
-pytestmark = pytest.mark.asyncio
 
 
 async def test_one_worker_per_chat_and_many_chats_on_one_connection(tmp_path):

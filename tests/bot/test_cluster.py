@@ -9,8 +9,6 @@ from telegram_bot.emulator import BotApiEmulator
 from telegram_bot.fleet import run_fleet
 from tests.dbutil import fresh_database_url
 
-pytestmark = pytest.mark.asyncio
-
 
 @pytest.mark.slow
 async def test_three_workers_and_a_killed_one_lose_nothing(tmp_path):

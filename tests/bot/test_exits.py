@@ -21,8 +21,6 @@ from .driver import Table, buttons, by_level
 from .test_game_flow import _data, _open, _people
 from .test_table_talk import NAMES, _command, _group, _start
 
-pytestmark = pytest.mark.asyncio
-
 TEXTS = {
     "fa": {
         "ask": "این بازی تمام شود؟ برای هیچ‌کس حساب نمی‌شود.",

@@ -13,8 +13,6 @@ from telegram_bot.storage import repo
 
 from .driver import Table, assert_no_private_hand_in, buttons, by_level, lowest_card
 
-pytestmark = pytest.mark.asyncio
-
 
 async def _people(emu, names, lang="fa", start=True):
     users = [emu.add_user(n, language_code=lang) for n in names]

@@ -13,8 +13,6 @@ from telegram_bot.i18n import LRI, PDI
 from .driver import Table, buttons, lowest_card
 from .test_game_flow import _data, _open, _people
 
-pytestmark = pytest.mark.asyncio
-
 NAMES = {"fa": ["سارا", "علی", "مریم"], "en": ["Sara", "Ali", "Maryam"]}
 TEXT = {
     "fa": {

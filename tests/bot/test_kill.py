@@ -7,8 +7,6 @@ import pytest
 
 from telegram_bot.chaos import play_with_kills
 
-pytestmark = pytest.mark.asyncio
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [3])

@@ -6,14 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import asyncpg
-import pytest
 
 from telegram_bot.languages import Languages, listen
 from telegram_bot.storage import create_engine, migrate, repo
 from telegram_bot.storage.db import session_factory
 from tests.dbutil import fresh_database_url
-
-pytestmark = pytest.mark.asyncio
 
 
 async def _until(condition, changed) -> None:

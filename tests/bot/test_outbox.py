@@ -14,8 +14,6 @@ from telegram_bot.storage.models import OutboxMessage
 from .driver import BotRunner, Table, by_level
 from .test_game_flow import _data, _open, _people
 
-pytestmark = pytest.mark.asyncio
-
 
 async def _lobby(emu, runner, people):
     group = emu.add_group("Outbox", members=people, admins=people[:1])

@@ -25,8 +25,6 @@ from .driver import Table, buttons, by_level
 from .test_game_flow import _data, _open, _people
 from .test_table_talk import NAMES, _group
 
-pytestmark = pytest.mark.asyncio
-
 PRIVATE_PING = {"fa": "⏰ میز منتظر شماست.", "en": "⏰ The table is waiting for you."}
 GROUP_PING = {"fa": "⏰ {name}، نوبت شماست.", "en": "⏰ {name}, it is your turn."}
 

@@ -17,8 +17,6 @@ from telegram_bot.ratelimit import MAX_GRANT_AGE, Bucket, SharedLimiter, SharedR
 from telegram_bot.storage.db import create_engine, migrate
 from tests.dbutil import fresh_database_url
 
-pytestmark = pytest.mark.asyncio
-
 OVERALL = Bucket(capacity=5, rate=40)
 GROUP = Bucket(capacity=2, rate=8)
 GROUP_CHAT = -100123

@@ -6,16 +6,12 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-import pytest
-
 from core import HandEnded, HandKind
 from telegram_bot import reposts
 from telegram_bot.outbox import Outbox
 from telegram_bot.storage import create_engine, migrate, repo
 from telegram_bot.storage.db import session_factory
 from tests.dbutil import fresh_database_url
-
-pytestmark = pytest.mark.asyncio
 
 GROUP = -100777
 

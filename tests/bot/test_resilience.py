@@ -11,8 +11,6 @@ from telegram_bot.storage import repo
 from .driver import Table, by_level
 from .test_game_flow import _data, _open, _people
 
-pytestmark = pytest.mark.asyncio
-
 
 async def _start_game(emu, runner, people, admins=None, **settings):
     group = emu.add_group("Table", members=people, admins=admins or people[:1])

@@ -22,8 +22,6 @@ from telegram_bot.storage.models import HandRecord
 from .driver import Table, buttons, by_level, lowest_card
 from .test_game_flow import _data, _open, _people
 
-pytestmark = pytest.mark.asyncio
-
 NAMES = {"fa": ["سارا", "علی", "مریم", "رضا"], "en": ["Sara", "Ali", "Maryam", "Reza"]}
 BYSTANDER = {"fa": "نگار", "en": "Nina"}
 # What each language must say (the catalogs' wording, read as a person reads it).

@@ -17,8 +17,6 @@ from telegram_bot.i18n import to_persian_digits
 from .driver import Table, buttons, by_level, lowest_card
 from .test_game_flow import _data, _open, _people
 
-pytestmark = pytest.mark.asyncio
-
 PERSIAN = re.compile("[\u0600-\u06ff]")
 NAMES = {"fa": ["سارا", "علی", "مریم", "رضا"], "en": ["Sara", "Ali", "Maryam", "Reza"]}
 

@@ -17,8 +17,6 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from types import SimpleNamespace
 
-import pytest
-
 from core import Match
 from telegram_bot.lobby import _variant_of
 from telegram_bot.outbox import Outbox
@@ -28,8 +26,6 @@ from telegram_bot.storage import create_engine, migrate, repo
 from telegram_bot.storage.db import session_factory
 from telegram_bot.storage.models import utcnow
 from tests.dbutil import fresh_database_url
-
-pytestmark = pytest.mark.asyncio
 
 GROUP = -100555
 PERSON = 501

@@ -92,12 +92,14 @@ def _run(variant: Variant, seed: int, moves: int, fork: int, max_hands: int | No
     return sim
 
 
+@pytest.mark.slow
 @_settings(350)
 @given(variant=FOUR, seed=SEEDS, moves=SEEDS, fork=FORK)
 def test_four_player_matches(variant: Variant, seed: int, moves: int, fork: int) -> None:
     _run(variant, seed, moves, fork)
 
 
+@pytest.mark.slow
 @_settings(200)
 @given(variant=THREE, seed=SEEDS, moves=SEEDS, fork=FORK)
 def test_three_player_matches(variant: Variant, seed: int, moves: int, fork: int) -> None:
@@ -110,6 +112,7 @@ def test_two_player_matches(variant: Variant, seed: int, moves: int, fork: int) 
     _run(variant, seed, moves, fork)
 
 
+@pytest.mark.slow
 @_settings(220)
 @given(variant=BIDDING, seed=SEEDS, moves=SEEDS, fork=st.integers(0, 250))
 def test_bidding_matches(variant: Variant, seed: int, moves: int, fork: int) -> None:

@@ -10,8 +10,6 @@ from sqlalchemy import text
 from telegram_bot.storage import db
 from tests.dbutil import fresh_database_url
 
-pytestmark = pytest.mark.asyncio
-
 
 async def _pid(engine) -> int:
     async with engine.connect() as conn:
