@@ -55,7 +55,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from .chatlocks import ChatLocks
-from .storage import repo
+from .storage import pgdirect, repo
 from .storage.models import OutboxMessage, ShownMessage, utcnow
 
 __all__ = ["Outbox"]
@@ -193,6 +193,7 @@ class Outbox:
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A transaction whose outbox rows are drained once it has committed."""
         committing: set[int] = set()
+        cleaned: list[int] = []
         try:
             async with self.sessions.begin() as s:
                 s.info["outbox_chats"] = set()
@@ -200,7 +201,9 @@ class Outbox:
                 s.info["outbox_rows"] = []
                 s.info["outbox_replaced"] = {}
                 yield s
-                await self._write(s)
+                if not self.shared:
+                    cleaned = self._take_done()
+                await self._write(s, cleaned)
                 if not self.shared:
                     # From here its rows may be read by a drain before this process
                     # learns of the commit (see _committed).
@@ -208,7 +211,11 @@ class Outbox:
                     for chat_id in committing:
                         self._committing[chat_id] = self._committing.get(chat_id, 0) + 1
             self._committed(s)
+            self._done_ids.difference_update(cleaned)
+            cleaned = []
         finally:
+            if cleaned:  # not written: a cleanup deletes them later
+                self._clean_later(cleaned)
             for chat_id in committing:
                 left = self._committing[chat_id] - 1
                 if left:
@@ -217,12 +224,17 @@ class Outbox:
                     del self._committing[chat_id]
                     self._read_early.pop(chat_id, None)
 
-    async def _write(self, s: AsyncSession) -> None:
+    async def _write(self, s: AsyncSession, cleaned: list[int]) -> None:
         """The rows decided in this transaction, written just before its commit: one
         DELETE for the older edits they replace, one INSERT for all of them (not a
-        statement, an ORM flush and a round trip per row)."""
+        statement, an ORM flush and a round trip per row). With them, the deletion
+        of rows carried out since the last cleanup (``cleaned``): one statement in a
+        transaction that commits anyway, rather than a transaction of its own."""
         rows: list[dict[str, Any]] = s.info["outbox_rows"]
         replaced: dict[str, tuple[int, str | None, int | None]] = s.info["outbox_replaced"]
+        if cleaned:
+            self.stats["cleanups_folded"] += 1
+            await _delete_ids(s, cleaned)
         if replaced:
             await s.execute(
                 delete(_OUTBOX).where(
@@ -243,6 +255,12 @@ class Outbox:
         if not rows:
             return
         now = utcnow()
+        pg = await pgdirect.connection(s)
+        if pg is not None:
+            ids = await _pg_insert_ids(pg, rows, now)
+            if not self.shared:
+                s.info["outbox_ids"] = ids
+            return
         values = [{**_EMPTY_ROW, **row, "created_at": now} for row in rows]
         if self.shared:
             await s.execute(insert(_OUTBOX), values)
@@ -891,10 +909,14 @@ class Outbox:
         ids = self._take_done()
         if not ids:
             return
+        self.stats["cleanups"] += 1
         try:
-            async with self.sessions.begin() as s:
-                for i in range(0, len(ids), 500):
-                    await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
+            engine = self.sessions.kw.get("bind")
+            if engine is not None and engine.sync_engine.dialect.driver == "asyncpg":
+                await pgdirect.delete_ids(engine, "outbox", ids)
+            else:
+                async with self.sessions.begin() as s:
+                    await _delete_ids(s, ids)
         except Exception:
             log.exception("outbox cleanup failed; retrying later")
             self._clean_later(ids)
@@ -920,6 +942,37 @@ _EMPTY_ROW: dict[str, Any] = {"slot": None, "message_id": None, "text": None, "m
 #: Rows carried out whose deletion waits for a cleanup: at most this many, this long.
 _CLEANUP_ROWS = 64
 _CLEANUP_SECONDS = 0.5
+
+
+async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:
+    pg = await pgdirect.connection(s)
+    if pg is not None:
+        await pgdirect.execute(pg, "DELETE FROM outbox WHERE id = ANY($1::integer[])", ids)
+        return
+    for i in range(0, len(ids), 500):
+        await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
+
+
+#: The rows in one statement on asyncpg (see pgdirect), in the given order: the
+#: serial ids are drawn row by row in that order, so sorted they are the rows' ids.
+_PG_INSERT = (
+    "INSERT INTO outbox (chat_id, op, slot, message_id, text, markup, created_at)"
+    " SELECT c, o, s, m, t, k, $7 FROM unnest($1::bigint[], $2::varchar[], $3::varchar[],"
+    " $4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY AS r(c, o, s, m, t, k, n)"
+    " ORDER BY n RETURNING id"
+)
+
+
+async def _pg_insert_ids(pg: Any, rows: list[dict[str, Any]], now: Any) -> list[int]:
+    columns: list[list[Any]] = [[], [], [], [], [], []]
+    for row in rows:
+        columns[0].append(row["chat_id"])
+        columns[1].append(row["op"])
+        columns[2].append(row.get("slot"))
+        columns[3].append(row.get("message_id"))
+        columns[4].append(row.get("text"))
+        columns[5].append(row.get("markup"))
+    return sorted(r[0] for r in await pgdirect.fetch(pg, _PG_INSERT, *columns, now))
 
 
 async def _insert_ids(s: AsyncSession, values: list[dict[str, Any]]) -> list[int]:

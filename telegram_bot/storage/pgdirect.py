@@ -1,0 +1,111 @@
+"""The hot path's few statements on PostgreSQL, run on asyncpg directly.
+
+A press runs a handful of statements (the game read under its lock and saved, the
+outbox's rows written, rows carried out deleted). Through SQLAlchemy each one costs
+more of the bot's CPU than the round trip: the statement's cache key, an execution
+context, parameter processing, the result's wrapping, and the ORM session's
+bookkeeping around them (a profile under load had SQLAlchemy in about a third of the
+samples). Here they run as fixed SQL on the asyncpg connection of the session's own
+transaction, so they commit or roll back with everything else the session does
+(:func:`connection` begins that transaction as SQLAlchemy would). With SQLite, or any
+other driver, :func:`connection` returns None and callers use SQLAlchemy as before.
+
+Values go in and come out as SQLAlchemy would hand them to asyncpg: ``jsonb`` as JSON
+text (the dialect's codec on every connection decodes it when read), timestamps as
+aware UTC datetimes. Errors are asyncpg's own; the session's rollback then finds a
+broken connection as with any statement and the pool drops it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.util import greenlet_spawn
+
+#: Called with each statement's SQL (benchmarks.statements counts them).
+observers: list[Callable[[str], None]] = []
+
+_INFO_KEY = "pgdirect"
+
+
+def _observe(sql: str) -> None:
+    for observer in observers:
+        observer(sql)
+
+
+def is_asyncpg(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.driver == "asyncpg"
+
+
+async def connection(session: AsyncSession) -> Any | None:
+    """The asyncpg connection of the session's transaction, that transaction begun;
+    None when the session is not on asyncpg."""
+    sync = session.sync_session
+    transaction = sync.get_transaction()
+    cached = session.info.get(_INFO_KEY)
+    if cached is not None and transaction is not None and cached[0] is transaction:
+        return cached[1]
+    if not is_asyncpg(session):
+        return None
+    conn = await session.connection()  # begins the session's transaction
+    adapted = (await conn.get_raw_connection()).dbapi_connection
+    if adapted._transaction is None:
+        async with adapted._execute_mutex:
+            if adapted._transaction is None:
+                await adapted._start_transaction()  # BEGIN, as its first statement would
+    driver = adapted._connection
+    session.info[_INFO_KEY] = (sync.get_transaction(), driver)
+    return driver
+
+
+async def fetchrow(conn: Any, sql: str, *args: Any) -> Any:
+    _observe(sql)
+    return await conn.fetchrow(sql, *args)
+
+
+async def fetch(conn: Any, sql: str, *args: Any) -> list[Any]:
+    _observe(sql)
+    return await conn.fetch(sql, *args)
+
+
+async def execute(conn: Any, sql: str, *args: Any) -> int:
+    """Run a statement; the number of rows it changed."""
+    _observe(sql)
+    status = await conn.execute(sql, *args)
+    try:
+        return int(status.rsplit(" ", 1)[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+def json_param(value: Any) -> str | None:
+    """A ``jsonb`` parameter (JSON text, as SQLAlchemy's JSON type would bind it)."""
+    return None if value is None else json.dumps(value)
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """A timestamp parameter: aware, in UTC (naive ones are taken to be UTC)."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+async def delete_ids(engine: AsyncEngine, table: str, ids: Sequence[int]) -> None:
+    """``DELETE FROM table WHERE id = ANY(ids)`` on a pooled connection, as one
+    statement on its own (atomic by itself: no BEGIN and COMMIT round trips)."""
+    sql = f"DELETE FROM {table} WHERE id = ANY($1::integer[])"
+    raw = await engine.raw_connection()
+    try:
+        adapted = raw.dbapi_connection
+        async with adapted._execute_mutex:
+            _observe(sql)
+            await adapted._connection.execute(sql, list(ids))
+    except BaseException:
+        await greenlet_spawn(raw.invalidate)  # (SQLAlchemy's closing awaits in a greenlet)
+        raise
+    finally:
+        await greenlet_spawn(raw.close)
