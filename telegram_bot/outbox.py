@@ -55,6 +55,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from .chatlocks import ChatLocks
+from .keyboards import PlainKeyboard
 from .storage import pgdirect, repo
 from .storage.models import OutboxMessage, ShownMessage, utcnow
 
@@ -78,13 +79,16 @@ _ORPHAN_AFTER = timedelta(seconds=2)
 _SHOWN_LIMIT = 8192
 
 
-def _markup_json(markup: InlineKeyboardMarkup | None) -> str | None:
+def _markup_json(markup: InlineKeyboardMarkup | PlainKeyboard | None) -> str | None:
     """The markup as JSON (what is stored and sent). Keyboards of plain buttons (text
     and a string callback, URL or inline query: all the bot draws) are written from
     their fields directly, the same JSON ``to_dict()`` gives at a fraction of its
-    cost; anything else goes through ``to_dict()``."""
+    cost; anything else goes through ``to_dict()``. A :class:`PlainKeyboard` is
+    those fields already."""
     if markup is None:
         return None
+    if type(markup) is PlainKeyboard:
+        return markup.to_json()
     if not markup.api_kwargs:
         rows = []
         for row in markup.inline_keyboard:
@@ -302,7 +306,7 @@ class Outbox:
         s: AsyncSession,
         chat_id: int,
         text: str,
-        markup: InlineKeyboardMarkup | None = None,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None = None,
         *,
         slot: str | None = None,
     ) -> None:
@@ -320,7 +324,7 @@ class Outbox:
         s: AsyncSession,
         chat_id: int,
         text: str,
-        markup: InlineKeyboardMarkup | None = None,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None = None,
         *,
         slot: str | None = None,
         message_id: int | None = None,
