@@ -858,12 +858,17 @@ class Outbox:
         if not (finished or earlier or binds or shown):
             return
         try:
-            async with self.sessions.begin() as s:
-                if finished or earlier:
-                    await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished + earlier)))
-                for _row_id, slot, message_id in binds:
-                    await repo.bind_slot(s, slot, message_id)
-                await self._remember_shown(s, shown)
+            engine = self.sessions.kw.get("bind")
+            if not self.shared and len(binds) <= 1 and pgdirect.is_asyncpg_engine(engine):
+                # One statement, atomic by itself: the rows' deletion with the bind.
+                await pgdirect.execute_alone(engine, *_pg_flush(finished + earlier, binds))
+            else:
+                async with self.sessions.begin() as s:
+                    if finished or earlier:
+                        await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished + earlier)))
+                    for _row_id, slot, message_id in binds:
+                        await repo.bind_slot(s, slot, message_id)
+                    await self._remember_shown(s, shown)
         except BaseException:
             if not self.shared:  # what was only deleted is deleted later; a bind is not
                 bound = {row_id for row_id, _, _ in binds}
@@ -916,7 +921,7 @@ class Outbox:
         self.stats["cleanups"] += 1
         try:
             engine = self.sessions.kw.get("bind")
-            if engine is not None and engine.sync_engine.dialect.driver == "asyncpg":
+            if pgdirect.is_asyncpg_engine(engine):
                 await pgdirect.delete_ids(engine, "outbox", ids)
             else:
                 async with self.sessions.begin() as s:
@@ -946,6 +951,17 @@ _EMPTY_ROW: dict[str, Any] = {"slot": None, "message_id": None, "text": None, "m
 #: Rows carried out whose deletion waits for a cleanup: at most this many, this long.
 _CLEANUP_ROWS = 64
 _CLEANUP_SECONDS = 0.5
+
+
+def _pg_flush(ids: list[int], binds: list[tuple[int, str, int | None]]) -> list[Any]:
+    """The deletion of rows done with and (at most) one bind as one statement: the
+    SQL and its parameters."""
+    delete_sql = "DELETE FROM outbox WHERE id = ANY($1::integer[])"
+    if not binds:
+        return [delete_sql, ids]
+    _row_id, slot, message_id = binds[0]
+    bind_sql, args = repo.pg_bind_slot(slot, message_id, 2)
+    return [f"WITH gone AS ({delete_sql}) {bind_sql}", ids, *args]
 
 
 async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:

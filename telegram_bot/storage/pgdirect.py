@@ -94,16 +94,24 @@ def utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def is_asyncpg_engine(engine: AsyncEngine | None) -> bool:
+    return engine is not None and engine.sync_engine.dialect.driver == "asyncpg"
+
+
 async def delete_ids(engine: AsyncEngine, table: str, ids: Sequence[int]) -> None:
-    """``DELETE FROM table WHERE id = ANY(ids)`` on a pooled connection, as one
-    statement on its own (atomic by itself: no BEGIN and COMMIT round trips)."""
-    sql = f"DELETE FROM {table} WHERE id = ANY($1::integer[])"
+    """``DELETE FROM table WHERE id = ANY(ids)`` as a statement of its own."""
+    await execute_alone(engine, f"DELETE FROM {table} WHERE id = ANY($1::integer[])", list(ids))
+
+
+async def execute_alone(engine: AsyncEngine, sql: str, *args: Any) -> None:
+    """One statement on a pooled connection outside any transaction: atomic by
+    itself, in one round trip (no BEGIN and COMMIT)."""
     raw = await engine.raw_connection()
     try:
         adapted = raw.dbapi_connection
         async with adapted._execute_mutex:
             _observe(sql)
-            await adapted._connection.execute(sql, list(ids))
+            await adapted._connection.execute(sql, *args)
     except BaseException:
         await greenlet_spawn(raw.invalidate)  # (SQLAlchemy's closing awaits in a greenlet)
         raise

@@ -569,6 +569,26 @@ async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) ->
     )
 
 
+def pg_bind_slot(slot: str, message_id: int | None, first: int) -> tuple[str, list[Any]]:
+    """:func:`bind_slot`'s UPDATE on asyncpg directly (see pgdirect), its parameters
+    numbered from ``$first``: the SQL and the parameters' values."""
+    kind, game_id, user_id = _parse_slot(slot)
+    a, b, c = (f"${first + i}" for i in range(3))
+    if kind == "t":
+        sql = f"UPDATE games SET table_message_id = {b}::bigint, updated_at = {c} WHERE id = {a}"
+        return sql, [game_id, message_id, utcnow()]
+    if message_id is None:
+        return f"UPDATE games SET private_messages = private_messages - {b}::text WHERE id = {a}", [
+            game_id,
+            str(user_id),
+        ]
+    sql = (
+        f"UPDATE games SET private_messages = private_messages || "
+        f"jsonb_build_object({b}::text, {c}::bigint) WHERE id = {a}"
+    )
+    return sql, [game_id, str(user_id), message_id]
+
+
 # ---------------------------------------------------------------------------- results
 
 
