@@ -26,9 +26,13 @@ What it costs per message (the outbox was half the bot's CPU per play):
   does not know (left by an earlier run; after a failure), and it remembers which
   message a slot names. A message costs its Bot API call and nothing else.
 - A send is deleted with its slot's new message id at once (sent twice after a crash,
-  it would show twice); the deletion of an edit waits for the next cleanup, one
+  it would show twice); the deletion of an edit waits: it is written with the next
+  transaction that decides rows (one more statement in it), or by a cleanup, one
   statement for all chats, once no drain runs (or within half a second). Killed in
   between, the next start edits those messages again to what they already show.
+- On PostgreSQL with one process these statements run on asyncpg directly
+  (:mod:`.storage.pgdirect`), and a cleanup, or a bind with the deletions before it,
+  is one statement on its own (no BEGIN and COMMIT round trips).
 - The Bot API calls are made with the markup JSON as stored and their answers kept as
   JSON: python-telegram-bot's objects, built and parsed per call, cost more than the
   call itself. At most a few calls are in flight (see ``_CALLS_AT_ONCE``).
