@@ -30,9 +30,9 @@ What it costs per message (the outbox was half the bot's CPU per play):
   transaction that decides rows (one more statement in it), or by a cleanup, one
   statement for all chats, once no drain runs (or within half a second). Killed in
   between, the next start edits those messages again to what they already show.
-- On PostgreSQL with one process these statements run on asyncpg directly
-  (:mod:`.storage.pgdirect`), and a cleanup, or a bind with the deletions before it,
-  is one statement on its own (no BEGIN and COMMIT round trips).
+- On PostgreSQL the rows are written and deleted on asyncpg directly
+  (:mod:`.storage.pgdirect`); with one process a cleanup, or a bind with the
+  deletions before it, is one statement on its own (no BEGIN and COMMIT round trips).
 - The Bot API calls are made with the markup JSON as stored and their answers kept as
   JSON: python-telegram-bot's objects, built and parsed per call, cost more than the
   call itself. At most a few calls are in flight (see ``_CALLS_AT_ONCE``).
