@@ -26,10 +26,10 @@ What it costs per message (the outbox was half the bot's CPU per play):
   does not know (left by an earlier run; after a failure), and it remembers which
   message a slot names. A message costs its Bot API call and nothing else.
 - A send is deleted with its slot's new message id at once (sent twice after a crash,
-  it would show twice); the deletion of an edit waits: it is written with the next
-  transaction that decides rows (one more statement in it), or by a cleanup, one
-  statement for all chats, once no drain runs (or within half a second). Killed in
-  between, the next start edits those messages again to what they already show.
+  it would show twice); the deletion of an edit waits for the next cleanup, one
+  statement for all chats, once no drain runs (or within half a second, or for 64
+  rows). Killed in between, the next start edits those messages again to what they
+  already show.
 - On PostgreSQL the rows are written and deleted on asyncpg directly
   (:mod:`.storage.pgdirect`); with one process a cleanup, or a bind with the
   deletions before it, is one statement on its own (no BEGIN and COMMIT round trips).
@@ -201,7 +201,6 @@ class Outbox:
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A transaction whose outbox rows are drained once it has committed."""
         committing: set[int] = set()
-        cleaned: list[int] = []
         try:
             async with self.sessions.begin() as s:
                 s.info["outbox_chats"] = set()
@@ -209,9 +208,7 @@ class Outbox:
                 s.info["outbox_rows"] = []
                 s.info["outbox_replaced"] = {}
                 yield s
-                if not self.shared:
-                    cleaned = self._take_done()
-                await self._write(s, cleaned)
+                await self._write(s)
                 if not self.shared:
                     # From here its rows may be read by a drain before this process
                     # learns of the commit (see _committed).
@@ -219,11 +216,7 @@ class Outbox:
                     for chat_id in committing:
                         self._committing[chat_id] = self._committing.get(chat_id, 0) + 1
             self._committed(s)
-            self._done_ids.difference_update(cleaned)
-            cleaned = []
         finally:
-            if cleaned:  # not written: a cleanup deletes them later
-                self._clean_later(cleaned)
             for chat_id in committing:
                 left = self._committing[chat_id] - 1
                 if left:
@@ -232,17 +225,14 @@ class Outbox:
                     del self._committing[chat_id]
                     self._read_early.pop(chat_id, None)
 
-    async def _write(self, s: AsyncSession, cleaned: list[int]) -> None:
+    async def _write(self, s: AsyncSession) -> None:
         """The rows decided in this transaction, written just before its commit: one
         DELETE for the older edits they replace, one INSERT for all of them (not a
-        statement, an ORM flush and a round trip per row). With them, the deletion
-        of rows carried out since the last cleanup (``cleaned``): one statement in a
-        transaction that commits anyway, rather than a transaction of its own."""
+        statement, an ORM flush and a round trip per row). (The deletion of rows
+        carried out is not written here: under load a cleanup deletes those of
+        about 20 plays at once, where this would add a statement to every play.)"""
         rows: list[dict[str, Any]] = s.info["outbox_rows"]
         replaced: dict[str, tuple[int, str | None, int | None]] = s.info["outbox_replaced"]
-        if cleaned:
-            self.stats["cleanups_folded"] += 1
-            await _delete_ids(s, cleaned)
         if replaced:
             await s.execute(
                 delete(_OUTBOX).where(
@@ -922,7 +912,6 @@ class Outbox:
         ids = self._take_done()
         if not ids:
             return
-        self.stats["cleanups"] += 1
         try:
             engine = self.sessions.kw.get("bind")
             if pgdirect.is_asyncpg_engine(engine):
@@ -969,10 +958,6 @@ def _pg_flush(ids: list[int], binds: list[tuple[int, str, int | None]]) -> list[
 
 
 async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:
-    pg = await pgdirect.connection(s)
-    if pg is not None:
-        await pgdirect.execute(pg, "DELETE FROM outbox WHERE id = ANY($1::integer[])", ids)
-        return
     for i in range(0, len(ids), 500):
         await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
 

@@ -30,6 +30,7 @@ from sqlalchemy.util import greenlet_spawn
 observers: list[Callable[[str], None]] = []
 
 _INFO_KEY = "pgdirect"
+_NOT_ASYNCPG = ("not asyncpg",)
 
 
 def _observe(sql: str) -> None:
@@ -44,12 +45,15 @@ def is_asyncpg(session: AsyncSession) -> bool:
 async def connection(session: AsyncSession) -> Any | None:
     """The asyncpg connection of the session's transaction, that transaction begun;
     None when the session is not on asyncpg."""
+    cached = session.info.get(_INFO_KEY)
+    if cached is _NOT_ASYNCPG:
+        return None
     sync = session.sync_session
     transaction = sync.get_transaction()
-    cached = session.info.get(_INFO_KEY)
     if cached is not None and transaction is not None and cached[0] is transaction:
         return cached[1]
     if not is_asyncpg(session):
+        session.info[_INFO_KEY] = _NOT_ASYNCPG
         return None
     conn = await session.connection()  # begins the session's transaction
     adapted = (await conn.get_raw_connection()).dbapi_connection
