@@ -4,16 +4,20 @@ A press runs a handful of statements (the game read under its lock and saved, th
 outbox's rows written, rows carried out deleted). Through SQLAlchemy each one costs
 more of the bot's CPU than the round trip: the statement's cache key, an execution
 context, parameter processing, the result's wrapping, and the ORM session's
-bookkeeping around them (a profile under load had SQLAlchemy in about a third of the
-samples). Here they run as fixed SQL on the asyncpg connection of the session's own
-transaction, so they commit or roll back with everything else the session does
-(:func:`connection` begins that transaction as SQLAlchemy would). With SQLite, or any
-other driver, :func:`connection` returns None and callers use SQLAlchemy as before.
+bookkeeping around them (a profile under load had SQLAlchemy in nearly 40% of the
+samples; run this way the bot's CPU per play fell by about a quarter in the same run,
+``benchmarks/results/loadtest-people-postgresql-pgdirect-pgcpu.json``). Here they run
+as fixed SQL on the asyncpg connection of the session's own transaction, so they
+commit or roll back with everything else the session does (:func:`connection` begins
+that transaction as SQLAlchemy would). With SQLite, or any other driver,
+:func:`connection` returns None and callers use SQLAlchemy as before.
 
 Values go in and come out as SQLAlchemy would hand them to asyncpg: ``jsonb`` as JSON
 text (the dialect's codec on every connection decodes it when read), timestamps as
-aware UTC datetimes. Errors are asyncpg's own; the session's rollback then finds a
-broken connection as with any statement and the pool drops it.
+aware UTC datetimes. Errors are raised as SQLAlchemy would raise them (an
+``IntegrityError`` for a unique index, and so on), translated by its own adapter; the
+session's rollback then finds a broken connection as with any statement and the pool
+drops it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import exc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.util import greenlet_spawn
 
@@ -43,8 +48,9 @@ def is_asyncpg(session: AsyncSession) -> bool:
 
 
 async def connection(session: AsyncSession) -> Any | None:
-    """The asyncpg connection of the session's transaction, that transaction begun;
-    None when the session is not on asyncpg."""
+    """The (SQLAlchemy-adapted) asyncpg connection of the session's transaction, that
+    transaction begun, for :func:`fetchrow`, :func:`fetch` and :func:`execute`; None
+    when the session is not on asyncpg."""
     cached = session.info.get(_INFO_KEY)
     if cached is _NOT_ASYNCPG:
         return None
@@ -61,25 +67,39 @@ async def connection(session: AsyncSession) -> Any | None:
         async with adapted._execute_mutex:
             if adapted._transaction is None:
                 await adapted._start_transaction()  # BEGIN, as its first statement would
-    driver = adapted._connection
-    session.info[_INFO_KEY] = (sync.get_transaction(), driver)
-    return driver
+    session.info[_INFO_KEY] = (sync.get_transaction(), adapted)
+    return adapted
+
+
+async def _call(adapted: Any, method: str, sql: str, args: tuple[Any, ...]) -> Any:
+    _observe(sql)
+    try:
+        return await getattr(adapted._connection, method)(sql, *args)
+    except Exception as error:
+        raise _translated(adapted, sql, args, error) from error
+
+
+def _translated(adapted: Any, sql: str, args: tuple[Any, ...], error: Exception) -> Exception:
+    """The exception SQLAlchemy would raise for this asyncpg error."""
+    try:
+        adapted._handle_exception(error)  # raises the adapter's DBAPI error for it
+    except Exception as dbapi_error:
+        return exc.DBAPIError.instance(sql, args, dbapi_error, adapted.dbapi.Error)
+    return error
 
 
 async def fetchrow(conn: Any, sql: str, *args: Any) -> Any:
-    _observe(sql)
-    return await conn.fetchrow(sql, *args)
+    """``conn`` is what :func:`connection` returned."""
+    return await _call(conn, "fetchrow", sql, args)
 
 
 async def fetch(conn: Any, sql: str, *args: Any) -> list[Any]:
-    _observe(sql)
-    return await conn.fetch(sql, *args)
+    return await _call(conn, "fetch", sql, args)
 
 
 async def execute(conn: Any, sql: str, *args: Any) -> int:
     """Run a statement; the number of rows it changed."""
-    _observe(sql)
-    status = await conn.execute(sql, *args)
+    status = await _call(conn, "execute", sql, args)
     try:
         return int(status.rsplit(" ", 1)[1])
     except (IndexError, ValueError):
@@ -114,8 +134,7 @@ async def execute_alone(engine: AsyncEngine, sql: str, *args: Any) -> None:
     try:
         adapted = raw.dbapi_connection
         async with adapted._execute_mutex:
-            _observe(sql)
-            await adapted._connection.execute(sql, *args)
+            await _call(adapted, "execute", sql, args)
     except BaseException:
         await greenlet_spawn(raw.invalidate)  # (SQLAlchemy's closing awaits in a greenlet)
         raise
