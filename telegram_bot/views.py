@@ -23,7 +23,11 @@ from .storage.models import Game
 
 class ViewsMixin(ServiceBase):
     async def _show_table(
-        self, s: AsyncSession, game: Game, text: str, markup: InlineKeyboardMarkup | PlainKeyboard | None
+        self,
+        s: AsyncSession,
+        game: Game,
+        text: str,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None,
     ) -> None:
         await self.outbox.edit(s, game.chat_id, text, markup, slot=repo.table_slot(game.id))
 
