@@ -90,6 +90,13 @@ def _latency(values: list[float]) -> dict[str, float | None]:
     } | {"n": len(values)}
 
 
+def _slowest(rec: Recorder, started: float, n: int = 10) -> list[dict[str, float]]:
+    """The slowest presses, with when they were made (seconds into the measured
+    window): a tail made of one burst shows as presses made together."""
+    pairs = sorted(zip(rec.answer, rec.pressed, strict=True), reverse=True)[:n]
+    return [{"ms": round(a * 1000, 1), "at_s": round(p - started, 2)} for a, p in pairs]
+
+
 def _calls(emu: BotApiEmulator, start: int) -> dict[str, Any]:
     methods: dict[str, int] = {}
     not_modified = group_edits = 0
@@ -255,6 +262,7 @@ async def _measure(
             "plays": rec.plays,
             "answer_ms": _latency(rec.answer),
             "table_edit_ms": _latency(rec.table_edit),
+            "slowest_answers": _slowest(rec, started),
         }
     result["answer_ms"] = result["people"]["answer_ms"]
     result["table_edit_ms"] = result["people"]["table_edit_ms"]
@@ -378,6 +386,10 @@ def _print_measure(r: dict[str, Any]) -> None:
         f"  load {r['load_before'][0]:.2f}→{r['load_after'][0]:.2f}"
         f"  bench CPU {r['bench_cpu_share']:.2f}"
     )
+    slowest = r.get("people", {}).get("slowest_answers") or []
+    if slowest:
+        listed = ", ".join(f"{x['ms']:.0f} ms at {x['at_s']:.1f} s" for x in slowest[:5])
+        print(f"{'':<28} slowest press→answer (when pressed, into the window): {listed}")
     if "computers" in r:
         c = r["computers"]["answer_ms"]
         print(

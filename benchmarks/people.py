@@ -38,6 +38,8 @@ class Recorder:
 
     recording: bool = False
     answer: list[float] = field(default_factory=list)
+    #: When each of those presses was made (perf_counter), in the same order.
+    pressed: list[float] = field(default_factory=list)
     table_edit: list[float] = field(default_factory=list)
     plays: int = 0
     alerts: int = 0
@@ -101,6 +103,7 @@ class Dispatcher:
         rec = press.recorder
         if press.play and rec.recording:
             rec.answer.append(now - press.started)
+            rec.pressed.append(press.started)
             if answer.show_alert:
                 rec.alerts += 1
             else:

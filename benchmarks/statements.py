@@ -7,7 +7,8 @@
 
 The real bot against the Bot API emulator in this process: a table of four people
 plays ``--presses`` cards (after its first three), and every statement the bot's
-engine runs meanwhile is counted (the driver's own reads of the game are not). Unlike
+engine runs meanwhile is counted, those run on asyncpg directly too
+(``telegram_bot.storage.pgdirect``; the driver's own reads of the game are not). Unlike
 CPU time these counts do not depend on the machine's load, so a change to the hot
 path shows in them exactly; ``-v`` lists the statements. Pool pings are counted too
 (with asyncpg each is three round trips: BEGIN, an empty query, ROLLBACK);
@@ -34,6 +35,7 @@ from sqlalchemy import event
 
 from telegram_bot.emulator import BotApiEmulator
 from telegram_bot.simulation import TOKEN, BotRunner, Table, by_level
+from telegram_bot.storage import pgdirect
 
 from .botprocess import fresh_database
 
@@ -102,6 +104,7 @@ async def measure(db_url: str, presses: int, pre_ping: bool = False) -> dict[str
                 return on
 
             event.listen(engine, "before_cursor_execute", executed)
+            pgdirect.observers.append(functools.partial(executed, None, None))
             event.listen(engine, "commit", bump("commits"))
             event.listen(engine.pool, "checkout", bump("checkouts"))
             event.listen(engine.pool, "connect", bump("connections opened"))
@@ -122,6 +125,7 @@ async def measure(db_url: str, presses: int, pre_ping: bool = False) -> dict[str
                     break
                 done += 1
             table.counting = False
+            pgdirect.observers.clear()
             cpu = _cpu() - cpu_before
             calls = sum(1 for c in emu.calls if c.method != "getUpdates") - calls_before
         finally:

@@ -75,7 +75,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         # pool of one connection would turn that into pool time-outs under load.
         .request(make_request(settings.http, connection_pool_size=32, pool_timeout=10.0))
         # Long polling on a connection of its own, as python-telegram-bot does.
-        .get_updates_request(make_request(settings.http, connection_pool_size=1))
+        .get_updates_request(make_request(settings.http, updates=True, connection_pool_size=1))
     )
     urls = settings.api_base_urls()
     if urls is not None:

@@ -27,8 +27,12 @@ What it costs per message (the outbox was half the bot's CPU per play):
   message a slot names. A message costs its Bot API call and nothing else.
 - A send is deleted with its slot's new message id at once (sent twice after a crash,
   it would show twice); the deletion of an edit waits for the next cleanup, one
-  statement for all chats, once no drain runs (or within half a second). Killed in
-  between, the next start edits those messages again to what they already show.
+  statement for all chats, once no drain runs (or within half a second, or for 64
+  rows). Killed in between, the next start edits those messages again to what they
+  already show.
+- On PostgreSQL the rows are written and deleted on asyncpg directly
+  (:mod:`.storage.pgdirect`); with one process a cleanup, or a bind with the
+  deletions before it, is one statement on its own (no BEGIN and COMMIT round trips).
 - The Bot API calls are made with the markup JSON as stored and their answers kept as
   JSON: python-telegram-bot's objects, built and parsed per call, cost more than the
   call itself. At most a few calls are in flight (see ``_CALLS_AT_ONCE``).
@@ -55,7 +59,8 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from .chatlocks import ChatLocks
-from .storage import repo
+from .keyboards import PlainKeyboard
+from .storage import pgdirect, repo
 from .storage.models import OutboxMessage, ShownMessage, utcnow
 
 __all__ = ["Outbox"]
@@ -78,13 +83,16 @@ _ORPHAN_AFTER = timedelta(seconds=2)
 _SHOWN_LIMIT = 8192
 
 
-def _markup_json(markup: InlineKeyboardMarkup | None) -> str | None:
+def _markup_json(markup: InlineKeyboardMarkup | PlainKeyboard | None) -> str | None:
     """The markup as JSON (what is stored and sent). Keyboards of plain buttons (text
     and a string callback, URL or inline query: all the bot draws) are written from
     their fields directly, the same JSON ``to_dict()`` gives at a fraction of its
-    cost; anything else goes through ``to_dict()``."""
+    cost; anything else goes through ``to_dict()``. A :class:`PlainKeyboard` is
+    those fields already."""
     if markup is None:
         return None
+    if type(markup) is PlainKeyboard:
+        return markup.to_json()
     if not markup.api_kwargs:
         rows = []
         for row in markup.inline_keyboard:
@@ -220,7 +228,9 @@ class Outbox:
     async def _write(self, s: AsyncSession) -> None:
         """The rows decided in this transaction, written just before its commit: one
         DELETE for the older edits they replace, one INSERT for all of them (not a
-        statement, an ORM flush and a round trip per row)."""
+        statement, an ORM flush and a round trip per row). (The deletion of rows
+        carried out is not written here: under load a cleanup deletes those of
+        about 20 plays at once, where this would add a statement to every play.)"""
         rows: list[dict[str, Any]] = s.info["outbox_rows"]
         replaced: dict[str, tuple[int, str | None, int | None]] = s.info["outbox_replaced"]
         if replaced:
@@ -243,6 +253,12 @@ class Outbox:
         if not rows:
             return
         now = utcnow()
+        pg = await pgdirect.connection(s)
+        if pg is not None:
+            ids = await _pg_insert_ids(pg, rows, now)
+            if not self.shared:
+                s.info["outbox_ids"] = ids
+            return
         values = [{**_EMPTY_ROW, **row, "created_at": now} for row in rows]
         if self.shared:
             await s.execute(insert(_OUTBOX), values)
@@ -284,7 +300,7 @@ class Outbox:
         s: AsyncSession,
         chat_id: int,
         text: str,
-        markup: InlineKeyboardMarkup | None = None,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None = None,
         *,
         slot: str | None = None,
     ) -> None:
@@ -302,7 +318,7 @@ class Outbox:
         s: AsyncSession,
         chat_id: int,
         text: str,
-        markup: InlineKeyboardMarkup | None = None,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None = None,
         *,
         slot: str | None = None,
         message_id: int | None = None,
@@ -836,12 +852,17 @@ class Outbox:
         if not (finished or earlier or binds or shown):
             return
         try:
-            async with self.sessions.begin() as s:
-                if finished or earlier:
-                    await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished + earlier)))
-                for _row_id, slot, message_id in binds:
-                    await repo.bind_slot(s, slot, message_id)
-                await self._remember_shown(s, shown)
+            engine = self.sessions.kw.get("bind")
+            if not self.shared and len(binds) <= 1 and pgdirect.is_asyncpg_engine(engine):
+                # One statement, atomic by itself: the rows' deletion with the bind.
+                await pgdirect.execute_alone(engine, *_pg_flush(finished + earlier, binds))
+            else:
+                async with self.sessions.begin() as s:
+                    if finished or earlier:
+                        await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished + earlier)))
+                    for _row_id, slot, message_id in binds:
+                        await repo.bind_slot(s, slot, message_id)
+                    await self._remember_shown(s, shown)
         except BaseException:
             if not self.shared:  # what was only deleted is deleted later; a bind is not
                 bound = {row_id for row_id, _, _ in binds}
@@ -892,9 +913,12 @@ class Outbox:
         if not ids:
             return
         try:
-            async with self.sessions.begin() as s:
-                for i in range(0, len(ids), 500):
-                    await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
+            engine = self.sessions.kw.get("bind")
+            if pgdirect.is_asyncpg_engine(engine):
+                await pgdirect.delete_ids(engine, "outbox", ids)
+            else:
+                async with self.sessions.begin() as s:
+                    await _delete_ids(s, ids)
         except Exception:
             log.exception("outbox cleanup failed; retrying later")
             self._clean_later(ids)
@@ -920,6 +944,44 @@ _EMPTY_ROW: dict[str, Any] = {"slot": None, "message_id": None, "text": None, "m
 #: Rows carried out whose deletion waits for a cleanup: at most this many, this long.
 _CLEANUP_ROWS = 64
 _CLEANUP_SECONDS = 0.5
+
+
+def _pg_flush(ids: list[int], binds: list[tuple[int, str, int | None]]) -> list[Any]:
+    """The deletion of rows done with and (at most) one bind as one statement: the
+    SQL and its parameters."""
+    delete_sql = "DELETE FROM outbox WHERE id = ANY($1::integer[])"
+    if not binds:
+        return [delete_sql, ids]
+    _row_id, slot, message_id = binds[0]
+    bind_sql, args = repo.pg_bind_slot(slot, message_id, 2)
+    return [f"WITH gone AS ({delete_sql}) {bind_sql}", ids, *args]
+
+
+async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:
+    for i in range(0, len(ids), 500):
+        await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(ids[i : i + 500])))
+
+
+#: The rows in one statement on asyncpg (see pgdirect), in the given order: the
+#: serial ids are drawn row by row in that order, so sorted they are the rows' ids.
+_PG_INSERT = (
+    "INSERT INTO outbox (chat_id, op, slot, message_id, text, markup, created_at)"
+    " SELECT c, o, s, m, t, k, $7 FROM unnest($1::bigint[], $2::varchar[], $3::varchar[],"
+    " $4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY AS r(c, o, s, m, t, k, n)"
+    " ORDER BY n RETURNING id"
+)
+
+
+async def _pg_insert_ids(pg: Any, rows: list[dict[str, Any]], now: Any) -> list[int]:
+    columns: list[list[Any]] = [[], [], [], [], [], []]
+    for row in rows:
+        columns[0].append(row["chat_id"])
+        columns[1].append(row["op"])
+        columns[2].append(row.get("slot"))
+        columns[3].append(row.get("message_id"))
+        columns[4].append(row.get("text"))
+        columns[5].append(row.get("markup"))
+    return sorted(r[0] for r in await pgdirect.fetch(pg, _PG_INSERT, *columns, now))
 
 
 async def _insert_ids(s: AsyncSession, values: list[dict[str, Any]]) -> list[int]:

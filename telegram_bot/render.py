@@ -30,6 +30,7 @@ from core import (
 from . import callbacks as cb
 from . import hints
 from .i18n import N_, Translator, ltr
+from .keyboards import Button, PlainKeyboard, button
 
 __all__ = [
     "SUIT_NAMES",
@@ -431,21 +432,13 @@ def table_text(game: Any, match: Match, tr: Translator) -> str:
     return "\n".join(lines)
 
 
-def table_keyboard(game: Any, match: Match, tr: Translator) -> InlineKeyboardMarkup | None:
+def table_keyboard(game: Any, match: Match, tr: Translator) -> PlainKeyboard | None:
     if match.phase is Phase.OVER:
-        rematch = InlineKeyboardButton(tr("🔁 Rematch"), callback_data=cb.encode("m", game.id))
-        return InlineKeyboardMarkup([[rematch]])
+        return PlainKeyboard([[button(tr("🔁 Rematch"), cb.encode("m", game.id))]])
     if match.phase is not Phase.PLAY:
         return None
-    return InlineKeyboardMarkup(
-        [
-            [
-                InlineKeyboardButton(
-                    tr("🃏 Play a card from here"), switch_inline_query_current_chat=""
-                )
-            ]
-        ]
-    )
+    here = {"text": tr("🃏 Play a card from here"), "switch_inline_query_current_chat": ""}
+    return PlainKeyboard([[here]])
 
 
 def hand_result_text(event: HandEnded, game: Any, match: Match, tr: Translator) -> str:
@@ -618,11 +611,11 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
 
 def private_keyboard(
     game: Any, match: Match, seat: int, tr: Translator, selected: Sequence[Card] = ()
-) -> InlineKeyboardMarkup | None:
+) -> PlainKeyboard | None:
     view = match.view(seat)
     g, move = game.id, game.move
     away = bool(game.seats[view.order[seat]].get("away"))
-    rows: list[list[InlineKeyboardButton]] = []
+    rows: list[list[Button]] = []
     mine = view.turn == seat
     if view.phase is Phase.OVER:
         return None
@@ -631,9 +624,9 @@ def private_keyboard(
             return _away_rows(rows, g, move, tr, away)
         rows.append(
             [
-                InlineKeyboardButton(
+                button(
                     f"{s.symbol} {tr(SUIT_NAMES[s])}",
-                    callback_data=cb.encode("t", g, move, s.letter),
+                    cb.encode("t", g, move, s.letter),
                 )
                 for a in view.legal
                 if isinstance(a, ChooseTrump)
@@ -645,10 +638,8 @@ def private_keyboard(
         if mine:
             rows.append(
                 [
-                    InlineKeyboardButton(tr("Keep it"), callback_data=cb.encode("k", g, move, "1")),
-                    InlineKeyboardButton(
-                        tr("Take the next"), callback_data=cb.encode("k", g, move, "0")
-                    ),
+                    button(tr("Keep it"), cb.encode("k", g, move, "1")),
+                    button(tr("Take the next"), cb.encode("k", g, move, "0")),
                 ]
             )
         rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
@@ -657,12 +648,8 @@ def private_keyboard(
         if mine:
             rows.append(
                 [
-                    InlineKeyboardButton(
-                        tr("Blind nil"), callback_data=cb.encode("n", g, move, "1")
-                    ),
-                    InlineKeyboardButton(
-                        tr("Look at my cards"), callback_data=cb.encode("n", g, move, "0")
-                    ),
+                    button(tr("Blind nil"), cb.encode("n", g, move, "1")),
+                    button(tr("Look at my cards"), cb.encode("n", g, move, "0")),
                 ]
             )
         return _away_rows(rows, g, move, tr, away)
@@ -672,9 +659,9 @@ def private_keyboard(
             for i in range(0, len(bids), 7):
                 rows.append(
                     [
-                        InlineKeyboardButton(
+                        button(
                             tr("nil") if b == 0 else _num(tr, b),
-                            callback_data=cb.encode("v", g, move, str(b)),
+                            cb.encode("v", g, move, str(b)),
                         )
                         for b in bids[i : i + 7]
                     ]
@@ -695,22 +682,22 @@ def private_keyboard(
         if action == "x" and mine:
             rows.append(
                 [
-                    InlineKeyboardButton(
+                    button(
                         tr("Confirm the exchange ({n})").format(n=_num(tr, len(selected))),
-                        callback_data=cb.encode("x", g, move, f"{sel}!" if sel else "!"),
+                        cb.encode("x", g, move, f"{sel}!" if sel else "!"),
                     )
                 ]
             )
         return _away_rows(rows, g, move, tr, away)
     rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
     if hints.offered(game, match, seat):
-        rows.append([InlineKeyboardButton(tr("💡 Hint"), callback_data=cb.encode("h", g, move))])
+        rows.append([button(tr("💡 Hint"), cb.encode("h", g, move))])
     return _away_rows(rows, g, move, tr, away)
 
 
 def _card_rows(
     view: SeatView, g: str, move: int, action: str, arg, marked: set[Card] = frozenset()
-) -> list[list[InlineKeyboardButton]]:
+) -> list[list[Button]]:
     rows = []
     for suit in _suit_order(view.trump):
         cards = sorted((c for c in view.hand if c.suit == suit), reverse=True)
@@ -719,9 +706,9 @@ def _card_rows(
         for i in range(0, len(cards), 7):
             rows.append(
                 [
-                    InlineKeyboardButton(
+                    button(
                         ("✅" if c in marked else "") + card_label(c),
-                        callback_data=cb.encode(action, g, move, arg(c))
+                        cb.encode(action, g, move, arg(c))
                         if action != "p"
                         else cb.encode("p", g, view.hand_no, c.ascii),
                     )
@@ -731,10 +718,10 @@ def _card_rows(
     return rows
 
 
-def _away_rows(rows, g: str, move: int, tr: Translator, away: bool) -> InlineKeyboardMarkup | None:
+def _away_rows(rows, g: str, move: int, tr: Translator, away: bool) -> PlainKeyboard | None:
     if away:
-        rows.append([InlineKeyboardButton(tr("I'm back"), callback_data=cb.encode("r", g))])
-    return InlineKeyboardMarkup(rows) if rows else None
+        rows.append([button(tr("I'm back"), cb.encode("r", g))])
+    return PlainKeyboard(rows) if rows else None
 
 
 def parse_selection(arg: str) -> tuple[list[Card], str]:

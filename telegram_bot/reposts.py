@@ -31,6 +31,7 @@ from telegram import InlineKeyboardMarkup
 
 from core import Event, HandEnded, Match
 
+from .keyboards import PlainKeyboard
 from .storage import repo
 from .storage.models import Chat
 
@@ -57,7 +58,11 @@ async def due(svc: Any, s: AsyncSession, game: Any, match: Match, events: list[E
 
 
 async def repost(
-    svc: Any, s: AsyncSession, game: Any, text: str, markup: InlineKeyboardMarkup | None
+    svc: Any,
+    s: AsyncSession,
+    game: Any,
+    text: str,
+    markup: InlineKeyboardMarkup | PlainKeyboard | None,
 ) -> None:
     """Delete the table message and send it again, at the bottom of the group."""
     slot = repo.table_slot(game.id)

@@ -15,6 +15,7 @@ from core import CardPlayed, Event, HandEnded, Match, MatchEnded, TrickWon
 
 from . import pings, render, reposts, review
 from .i18n import Translator
+from .keyboards import PlainKeyboard
 from .servicebase import ServiceBase, _seat_of
 from .storage import repo
 from .storage.models import Game
@@ -22,7 +23,11 @@ from .storage.models import Game
 
 class ViewsMixin(ServiceBase):
     async def _show_table(
-        self, s: AsyncSession, game: Game, text: str, markup: InlineKeyboardMarkup | None
+        self,
+        s: AsyncSession,
+        game: Game,
+        text: str,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None,
     ) -> None:
         await self.outbox.edit(s, game.chat_id, text, markup, slot=repo.table_slot(game.id))
 

@@ -26,6 +26,7 @@ from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from . import pgdirect
 from .models import (
     ACTIVE_GAME_PREDICATE,
     ACTIVE_STATUSES,
@@ -286,6 +287,15 @@ _GET_GAME = select(Game.__table__).where(
 )
 _GET_GAME_LOCKED = _GET_GAME.with_for_update()
 _GET_GAME_SKIP = _GET_GAME.with_for_update(skip_locked=True)
+# The same on asyncpg directly (see pgdirect). Timestamps come back aware in UTC and
+# jsonb decoded, as SQLAlchemy's types would give them.
+_GAME_COLUMNS = tuple(Game.__table__.c.keys())
+_PG_SELECT_GAME = f"SELECT {', '.join(_GAME_COLUMNS)} FROM games WHERE id = $1"
+_PG_GET_GAME: dict[bool | str, str] = {
+    False: _PG_SELECT_GAME,
+    True: _PG_SELECT_GAME + " FOR UPDATE",
+    "skip": _PG_SELECT_GAME + " FOR UPDATE SKIP LOCKED",
+}
 
 
 async def get_game(session: AsyncSession, game_id: str, *, lock: bool | str = False) -> Game | None:
@@ -298,6 +308,11 @@ async def get_game(session: AsyncSession, game_id: str, *, lock: bool | str = Fa
     """
     # Read with Core and built here (the ORM's loading cost more than the query); a
     # Game built from its row is as detached as one loaded and expunged.
+    pg = await pgdirect.connection(session)
+    if pg is not None:
+        sql = _PG_GET_GAME[lock if lock == "skip" else bool(lock)]
+        row = await pgdirect.fetchrow(pg, sql, game_id)
+        return None if row is None else Game(**dict(zip(_GAME_COLUMNS, row, strict=True)))
     query = _GET_GAME if not lock else _GET_GAME_SKIP if lock == "skip" else _GET_GAME_LOCKED
     row = (await session.execute(query, {"_id": game_id})).mappings().first()
     return None if row is None else Game(**row)
@@ -420,6 +435,13 @@ def _save_game_statement() -> Any:
 
 
 _SAVE_GAME = _save_game_statement()
+_PG_SAVE_GAME = (
+    "UPDATE games SET "
+    + ", ".join(f"{name} = ${i}" for i, name in enumerate((*_SAVED_COLUMNS, "updated_at"), 3))
+    + " WHERE id = $1 AND move = $2"
+)
+_PG_SAVE_JSON = [i for i, name in enumerate(_SAVED_COLUMNS) if name in ("seats", "settings")]
+_PG_SAVE_TIMES = [i for i, name in enumerate(_SAVED_COLUMNS) if name in ("deadline", "due_at")]
 
 
 async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Game:
@@ -439,9 +461,18 @@ async def save_game(session: AsyncSession, game: Game, expected_move: int) -> Ga
     # Fresh containers: never hand the database a JSON value the caller keeps mutating.
     values["seats"] = [dict(s) for s in values["seats"] or []]
     values["settings"] = dict(values["settings"] or {})
-    values["_id"], values["_expected"] = game.id, expected_move
-    result = await session.execute(_SAVE_GAME, values)
-    if result.rowcount != 1:
+    pg = await pgdirect.connection(session)
+    if pg is not None:
+        args = [values[name] for name in _SAVED_COLUMNS]
+        for i in _PG_SAVE_JSON:
+            args[i] = pgdirect.json_param(args[i])
+        for i in _PG_SAVE_TIMES:
+            args[i] = pgdirect.utc(args[i])
+        changed = await pgdirect.execute(pg, _PG_SAVE_GAME, game.id, expected_move, *args, now)
+    else:
+        values["_id"], values["_expected"] = game.id, expected_move
+        changed = (await session.execute(_SAVE_GAME, values)).rowcount
+    if changed != 1:
         raise StaleGameError(game.id, expected_move)
     game.updated_at = now
     return game
@@ -536,6 +567,26 @@ async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) ->
     await session.execute(
         text(sql), {"key": key, "path": f'$."{key}"', "mid": message_id, "id": game_id}
     )
+
+
+def pg_bind_slot(slot: str, message_id: int | None, first: int) -> tuple[str, list[Any]]:
+    """:func:`bind_slot`'s UPDATE on asyncpg directly (see pgdirect), its parameters
+    numbered from ``$first``: the SQL and the parameters' values."""
+    kind, game_id, user_id = _parse_slot(slot)
+    a, b, c = (f"${first + i}" for i in range(3))
+    if kind == "t":
+        sql = f"UPDATE games SET table_message_id = {b}::bigint, updated_at = {c} WHERE id = {a}"
+        return sql, [game_id, message_id, utcnow()]
+    if message_id is None:
+        return f"UPDATE games SET private_messages = private_messages - {b}::text WHERE id = {a}", [
+            game_id,
+            str(user_id),
+        ]
+    sql = (
+        f"UPDATE games SET private_messages = private_messages || "
+        f"jsonb_build_object({b}::text, {c}::bigint) WHERE id = {a}"
+    )
+    return sql, [game_id, str(user_id), message_id]
 
 
 # ---------------------------------------------------------------------------- results

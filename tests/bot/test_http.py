@@ -310,3 +310,32 @@ def test_the_client_is_chosen_by_configuration(monkeypatch) -> None:
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
     proxied = build_application(Settings(token="1:A", database_url=url)).bot
     assert isinstance(proxied.request, HTTPXRequest)
+
+
+def test_updates_lose_only_the_pressed_messages_keyboard_and_entities() -> None:
+    from telegram_bot.http import lighten_updates, make_request
+
+    message = {
+        "message_id": 5,
+        "chat": {"id": 1, "type": "private"},
+        "date": 0,
+        "text": "Your turn",
+        "entities": [{"type": "bold", "offset": 0, "length": 4}],
+        "reply_markup": {"inline_keyboard": [[{"text": "A♠", "callback_data": "p:x:1:AS"}]]},
+    }
+    sent = {**message, "message_id": 6}
+    data = {
+        "ok": True,
+        "result": [
+            {"update_id": 1, "callback_query": {"id": "q", "data": "d", "message": message}},
+            {"update_id": 2, "message": sent},
+        ],
+    }
+    lightened = lighten_updates(data)
+    pressed = lightened["result"][0]["callback_query"]["message"]
+    assert "reply_markup" not in pressed and "entities" not in pressed
+    assert pressed["text"] == "Your turn" and pressed["chat"] == {"id": 1, "type": "private"}
+    assert "reply_markup" in lightened["result"][1]["message"]  # other updates as they are
+    assert lighten_updates({"ok": True, "result": True}) == {"ok": True, "result": True}
+    request = make_request("lean", updates=True)
+    assert request.parse_json_payload(b'{"ok": true, "result": []}') == {"ok": True, "result": []}

@@ -46,3 +46,39 @@ def test_plain_and_other_keyboards_give_to_dicts_json() -> None:
         if not isinstance(other.callback_data, tuple):
             assert _markup_json(markup) == _slow(markup)
     assert _markup_json(None) is None
+
+
+def test_plain_keyboards_give_the_same_json_as_their_markup() -> None:
+    from core import Match, Variant
+    from telegram_bot import render
+    from telegram_bot.i18n import get_translator
+    from telegram_bot.keyboards import PlainKeyboard, button
+
+    table = PlainKeyboard(
+        [[button("♠ پیک", "p:abc:3:S"), {"text": "here", "switch_inline_query_current_chat": ""}]]
+    )
+    assert table.to_json() == _slow(table.to_markup())
+    assert _markup_json(table) == table.to_json()
+    assert table == table.to_markup()
+
+    from types import SimpleNamespace
+
+    game = SimpleNamespace(
+        id="abc123",
+        move=7,
+        settings={},
+        seats=[{"user_id": i, "name": f"P{i}"} for i in range(1, 5)],
+    )
+
+    match, _events = Match.new(Variant(), seed=3)
+    drawn = 0
+    for _ in range(6):  # the trump call, then cards
+        for language in ("en", "fa"):
+            tr = get_translator(language)
+            for seat in range(4):
+                keyboard = render.private_keyboard(game, match, seat, tr)
+                if keyboard is not None:
+                    drawn += 1
+                    assert keyboard.to_json() == _slow(keyboard.to_markup())
+        match.apply(match.turn, match.view(match.turn).legal[0])
+    assert drawn > 8

@@ -605,3 +605,33 @@ async def test_outbox_ids_are_never_reused(sessions: Sessions) -> None:
     async with sessions() as s:
         second = await s.scalar(select(OutboxMessage.id))
     assert second > first
+
+
+async def test_a_game_saved_commits_and_rolls_back_with_its_transaction(
+    sessions: Sessions, engine: AsyncEngine
+) -> None:
+    """On PostgreSQL the game is read and saved on asyncpg directly (storage.pgdirect):
+    still inside the session's transaction, its row lock held until the end."""
+    await new_chat(sessions)
+    async with sessions.begin() as s:
+        game = await repo.create_game(s, CHAT, ALICE)
+    with pytest.raises(RuntimeError):
+        async with sessions.begin() as s:
+            loaded = await repo.get_game(s, game.id, lock=True)
+            assert loaded is not None
+            loaded.move = 1
+            await repo.save_game(s, loaded, expected_move=0)
+            if engine.dialect.name == "postgresql":
+                async with sessions.begin() as other:  # the row is locked meanwhile
+                    assert await repo.get_game(other, game.id, lock="skip") is None
+            raise RuntimeError("rolled back")
+    async with sessions.begin() as s:
+        loaded = await repo.get_game(s, game.id, lock=True)
+        assert loaded is not None and loaded.move == 0
+        loaded.move = 1
+        await repo.save_game(s, loaded, expected_move=0)
+    async with sessions() as s:
+        stored = await repo.get_game(s, game.id, lock="skip")
+        assert stored is not None and stored.move == 1
+        with pytest.raises(StaleGameError):
+            await repo.save_game(s, stored, expected_move=0)
