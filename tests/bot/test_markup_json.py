@@ -12,7 +12,7 @@ from telegram import (
     WebAppInfo,
 )
 
-from telegram_bot.outbox import _markup_json, _plain_button
+from telegram_bot.outbox.markup import _markup_json, _plain_button
 
 
 def _slow(markup: InlineKeyboardMarkup) -> str:
