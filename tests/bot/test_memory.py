@@ -4,6 +4,8 @@ and its per-game structures stay empty between them (the RSS side is measured by
 
 from __future__ import annotations
 
+import pytest
+
 from telegram_bot import languages
 
 from .driver import Table, by_level
@@ -95,3 +97,42 @@ async def test_finished_matches_leave_no_per_game_state_through_the_service(db_u
     assert alive == []
     growth = sum(d.size_diff for d in after.compare_to(before, "traceback"))
     assert growth < TRACED_BYTES, f"{growth} bytes kept over {TRACED} matches"
+
+
+async def test_periodic_passes_read_only_the_active_games(emu, runner, db_url):
+    """What runs every few seconds whatever the load (the sweeper's idle and ping
+    queries, the clock's poll for run-out turns) reads the partial index of active
+    games, never the whole games table: finished games stay in it for good. The ping
+    query once scanned every game ever played, every 5 s; on SQLite each pooled
+    connection kept the pages it read in its page cache, so the bot's RSS grew with
+    the matches finished (and the scan's time with them)."""
+    if not db_url.startswith("sqlite"):
+        pytest.skip("SQLite's query plans (PostgreSQL plans a scan for a small table)")
+    from datetime import timedelta
+
+    from sqlalchemy import event
+
+    from telegram_bot.storage.models import utcnow
+
+    engine = runner.app.bot_data["engine"]
+    ran: list[tuple[str, object]] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        if "games" in statement:
+            ran.append((statement, parameters))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        await runner.app.bot_data["sweeper"].sweep(now=utcnow() + timedelta(days=2))
+        await runner.service.sweep()
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+    assert len(ran) >= 3  # idle games, waiting turns, run-out turns
+    scans = {}
+    async with engine.connect() as conn:
+        for statement, parameters in ran:
+            plan = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
+            details = [row[-1] for row in plan]
+            if any(d.startswith("SCAN games") and " INDEX " not in d for d in details):
+                scans[statement] = details
+    assert scans == {}
