@@ -290,12 +290,18 @@ async def _matches(
             emu.forget_history()
         if done in marks:
             readings[done] = round(procstat.rss_bytes(proc.pid) / MIB, 1)
-            print(f"  {bot.name}: {done} matches, RSS {readings[done]} MiB", flush=True)
+            print(
+                f"  {bot.name}: {done} matches, RSS {readings[done]} MiB"
+                f"  ({time.perf_counter() - t0:.0f} s, load {procstat.load_average()[0]:.2f})",
+                flush=True,
+            )
         if done >= opts.matches:
             finished.set()
 
     tables = [
-        HokmTable(bench, f"M{i}", 1, 0.0, rec, seed=i, settings={"target": "1", "level": "normal"})
+        HokmTable(
+            bench, f"M{i}", 1, 0.0, rec, seed=i, settings={"target": "1", "level": opts.level}
+        )
         for i in range(opts.tables)
     ]
     for t in tables:
@@ -487,7 +493,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=1, help="repeat the bots in turn")
     p.add_argument("--webhook", action="store_true", help="webhook instead of long polling")
     p.add_argument("--computer-tables", type=int, default=20, help="--mode computers")
-    p.add_argument("--level", default="hard", help="computer level in --mode computers")
+    p.add_argument(
+        "--level",
+        help="computer level: in --mode computers (default hard) and --mode matches"
+        " (default normal; easy makes a match several times cheaper)",
+    )
     p.add_argument("--think-seconds", type=float, default=1.0, help="hard player's budget")
     p.add_argument("--think-processes", type=int, help="HOKM_THINK_PROCESSES for the bot")
     p.add_argument("--matches", type=int, default=5000, help="--mode matches: how many")
@@ -503,6 +513,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         opts.tables = 1
     if opts.mode == "matches" and "--tables" not in (argv or sys.argv):
         opts.tables = 8
+    if opts.level is None:
+        opts.level = "normal" if opts.mode == "matches" else "hard"
     return opts
 
 

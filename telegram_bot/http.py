@@ -43,6 +43,8 @@ __all__ = ["LeanRequest", "make_request", "proxy_configured"]
 _PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy")
 #: Where a response's head ends, and what a chunked body ends with.
 _HEAD_END = b"\r\n\r\n"
+#: Bytes read from the socket at a time, into each connection's own buffer.
+_READ_SIZE = 16384
 
 
 def proxy_configured(environ: dict[str, str] | None = None) -> bool:
@@ -54,8 +56,14 @@ class _Answer(Exception):
     """Internal: how a call ended, when not with a response."""
 
 
-class _Connection(asyncio.Protocol):
-    """One kept-alive HTTP/1.1 connection; one call at a time."""
+class _Connection(asyncio.BufferedProtocol):
+    """One kept-alive HTTP/1.1 connection; one call at a time.
+
+    A buffered protocol: the transport reads into this connection's own buffer. With
+    ``data_received``, asyncio allocates 256 KiB for every read and shrinks it to what
+    came; in glibc's heap those blocks, and the small objects placed in the space they
+    gave back, made the bot's RSS grow with the calls made (the heap's free space
+    growing, Python's own allocations flat: issue 14, ``tests/bot/test_memory.py``)."""
 
     __slots__ = (
         "_body_left",
@@ -64,6 +72,7 @@ class _Connection(asyncio.Protocol):
         "_drained",
         "_head",
         "_keep_alive",
+        "_read",
         "_status",
         "_waiter",
         "closed",
@@ -81,6 +90,7 @@ class _Connection(asyncio.Protocol):
         self._body_left: int | None = None  # None: until the connection closes
         self._chunked = False
         self._keep_alive = True
+        self._read = memoryview(bytearray(_READ_SIZE))
 
     # ---------------------------------------------------------------- asyncio
 
@@ -112,7 +122,13 @@ class _Connection(asyncio.Protocol):
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self._read[:nbytes])
+
+    def data_received(self, data: bytes | memoryview) -> None:
         waiter = self._waiter
         if waiter is None or waiter.done():
             # Nothing was asked: the connection is out of step; never reuse it.

@@ -90,7 +90,11 @@ class Sweeper:
                     done["ended"] += 1
         shortest = min(p for p in pings.PING_CHOICES if p > 0)
         waited = now - timedelta(seconds=shortest)
-        for game_id in await self._ids(Game.updated_at <= waited, Game.status == PLAYING):
+        # The active-games predicate lets the database read only the partial index of
+        # active games: without it, this query scanned every game ever finished, every
+        # few seconds (and SQLite kept the pages read in each pooled connection's cache).
+        playing = (text(ACTIVE_GAME_PREDICATE), Game.status == PLAYING)
+        for game_id in await self._ids(Game.updated_at <= waited, *playing):
             if await self._ping(game_id, now):
                 done["pinged"] += 1
         self.stats.update(done)
