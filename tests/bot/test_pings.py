@@ -47,6 +47,12 @@ async def _on_turn(table, people):
     return game, match, next(p for p in people if p.id == uid)
 
 
+def _sent_since(emu, mark: int) -> list[tuple[str, int | None]]:
+    """The bot's calls since ``mark``, as (method, chat), but for its long polls: a
+    getUpdates that ends in the window (its poll time-out) is not the bot acting."""
+    return [(c.method, c.chat_id) for c in emu.calls[mark:] if c.method != "getUpdates"]
+
+
 def _sweeper(runner):
     return runner.app.bot_data["sweeper"]
 
@@ -72,10 +78,10 @@ async def test_a_waiting_turn_is_pinged_once_in_private(emu, db_url, lang):
         mark = emu.mark()
         sweeper = _sweeper(runner)
         assert await sweeper.sweep(now=await _waited(table, 14)) == {}  # not long enough
-        assert emu.mark() == mark
+        assert _sent_since(emu, mark) == []
         assert await sweeper.sweep(now=await _waited(table, 15)) == {"pinged": 1}
         await runner.settle()
-        calls = [(c.method, c.chat_id) for c in emu.calls[mark:]]
+        calls = _sent_since(emu, mark)
         assert calls == [("deleteMessage", person.id), ("sendMessage", person.id)]
         game = await table.game()
         hand = emu.message(person.id, game.private_messages[str(person.id)])
@@ -113,7 +119,7 @@ async def test_a_group_chooses_mentions_or_no_pings(emu, runner, lang):
     mark = emu.mark()
     assert await sweeper.sweep(now=await _waited(table, 30)) == {"pinged": 1}
     await runner.settle()
-    calls = [(c.method, c.chat_id) for c in emu.calls[mark:]]
+    calls = _sent_since(emu, mark)
     assert calls == [("deleteMessage", group.id), ("sendMessage", group.id)]
     game = await table.game()
     board = emu.message(group.id, game.table_message_id)
@@ -140,7 +146,7 @@ async def test_a_group_chooses_mentions_or_no_pings(emu, runner, lang):
     mark = emu.mark()
     assert await _sweeper(runner).sweep(now=_later(600)) == {}
     await runner.settle()  # and a ping sent late would still be counted
-    assert emu.mark() == mark
+    assert _sent_since(emu, mark) == []
 
 
 @pytest.mark.parametrize("lang", ["fa", "en"])
