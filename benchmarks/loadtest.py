@@ -43,7 +43,7 @@ from telegram_bot.emulator import BotApiEmulator
 
 from . import procstat
 from .botprocess import ROOT, BotProcess, checkout, fresh_database, hokm_bot, minimal_bot
-from .people import Dispatcher, HokmTable, MinimalTable, Recorder, percentile
+from .people import Dispatcher, HokmTable, MinimalTable, Recorder, percentile, short_matches
 
 TOKEN = "424242:BENCH-TOKEN"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -274,20 +274,13 @@ async def _matches(
 ) -> dict[str, Any]:
     """Short matches (one person, three computers, to 1 point) until ``--matches``
     have finished; the bot's RSS after 100 and at the end."""
-    bench = Dispatcher(emu)
-    rec = Recorder()
-    done = 0
     marks = sorted({100, *opts.rss_marks, opts.matches})
     readings: dict[int, float] = {}
     finished = asyncio.Event()
     load_before = procstat.load_average()
     t0 = time.perf_counter()
 
-    def over(table: HokmTable) -> None:
-        nonlocal done
-        done += 1
-        if done % 50 == 0:
-            emu.forget_history()
+    def over(done: int) -> None:
         if done in marks:
             readings[done] = round(procstat.rss_bytes(proc.pid) / MIB, 1)
             print(
@@ -298,27 +291,9 @@ async def _matches(
         if done >= opts.matches:
             finished.set()
 
-    tables = [
-        HokmTable(
-            bench, f"M{i}", 1, 0.0, rec, seed=i, settings={"target": "1", "level": opts.level}
-        )
-        for i in range(opts.tables)
-    ]
-    for t in tables:
-        t.on_match_over = over
-    runs = [asyncio.create_task(t.run()) for t in tables]
-    try:
-        waiter = asyncio.create_task(finished.wait())
-        await asyncio.wait([waiter, *runs], return_when=asyncio.FIRST_COMPLETED)
-        for task in runs:
-            if task.done() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
-    finally:
-        for t in tables:
-            await t.stop()
-        for task in runs:
-            task.cancel()
-        await asyncio.gather(*runs, return_exceptions=True)
+    async with short_matches(emu, opts.tables, 1, opts.level, over) as matches:
+        await matches.until(finished.wait())
+    done = matches.done
     return {
         "bot": bot.name,
         "mode": "matches",

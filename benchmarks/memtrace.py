@@ -39,7 +39,7 @@ from telegram_bot.emulator import BotApiEmulator
 from . import botprocess, procstat
 from .botprocess import ROOT, fresh_database, hokm_bot
 from .loadtest import TOKEN, _wait_ready
-from .people import Dispatcher, HokmTable, Recorder
+from .people import short_matches
 
 MIB = 1024 * 1024
 
@@ -173,37 +173,17 @@ async def run(opts: argparse.Namespace) -> None:
 
 
 async def _play(opts: argparse.Namespace, emu: BotApiEmulator, proc: Any, out: Path) -> None:
-    bench = Dispatcher(emu)
-    rec = Recorder()
-    done = 0
     marks = sorted(opts.marks)
     pending: asyncio.Queue[int] = asyncio.Queue()
     t0 = time.perf_counter()
 
-    def over(table: HokmTable) -> None:
-        nonlocal done
-        done += 1
-        if done % 50 == 0:
-            emu.forget_history()
+    def over(done: int) -> None:
         if done in marks:
             pending.put_nowait(done)
 
-    settings = {"target": "1", "level": opts.level}
-    tables = [
-        HokmTable(bench, f"M{i}", opts.people, 0.0, rec, seed=i, settings=settings)
-        for i in range(opts.tables)
-    ]
-    for t in tables:
-        t.on_match_over = over
-    runs = [asyncio.create_task(t.run()) for t in tables]
-    try:
+    async with short_matches(emu, opts.tables, opts.people, opts.level, over) as matches:
         for _ in marks:
-            getter = asyncio.create_task(pending.get())
-            await asyncio.wait([getter, *runs], return_when=asyncio.FIRST_COMPLETED)
-            for task in runs:
-                if task.done() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
-            mark = getter.result()
+            mark = await matches.until(pending.get())
             await _dump(proc.pid, out, mark)
             info = json.loads((out / f"info-{mark}.json").read_text())
             print(
@@ -214,12 +194,6 @@ async def _play(opts: argparse.Namespace, emu: BotApiEmulator, proc: Any, out: P
                 f"  pool {info['pool']}  trimmed {(info['rss_trimmed'] or 0) / MIB:.1f}  traced {info['traced']}  load {procstat.load_average()[0]:.2f}",
                 flush=True,
             )
-    finally:
-        for t in tables:
-            await t.stop()
-        for task in runs:
-            task.cancel()
-        await asyncio.gather(*runs, return_exceptions=True)
 
 
 def compare(out: Path, a: int, b: int, top: int, frames: int = 25) -> None:

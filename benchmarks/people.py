@@ -10,15 +10,24 @@ to the next edit of the group's table message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from telegram_bot.emulator import BotApiEmulator, MessageRecord, SimUser
 
-__all__ = ["Dispatcher", "HokmTable", "MinimalTable", "Recorder", "percentile"]
+__all__ = [
+    "Dispatcher",
+    "HokmTable",
+    "MinimalTable",
+    "Recorder",
+    "ShortMatches",
+    "percentile",
+    "short_matches",
+]
 
 SUIT_LETTERS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
 
@@ -311,6 +320,68 @@ class HokmTable(_Table):
         if uid in self._recheck:
             self._recheck.discard(uid)
             self._decide(uid)
+
+
+class ShortMatches:
+    """Tables playing 1-point matches one after another (see :func:`short_matches`)."""
+
+    def __init__(self, runs: list[asyncio.Task[None]]) -> None:
+        self.runs = runs
+        #: Matches finished, all tables together.
+        self.done = 0
+
+    async def until(self, awaitable: Awaitable[Any]) -> Any:
+        """``awaitable``'s result, unless a table fails first (its error is raised)."""
+        waiter = asyncio.ensure_future(awaitable)
+        await asyncio.wait([waiter, *self.runs], return_when=asyncio.FIRST_COMPLETED)
+        for task in self.runs:
+            if task.done() and task.exception() is not None:
+                waiter.cancel()
+                raise task.exception()  # type: ignore[misc]
+        if not waiter.done():
+            waiter.cancel()
+            raise RuntimeError("a table stopped playing")
+        return waiter.result()
+
+
+@contextlib.asynccontextmanager
+async def short_matches(
+    emu: BotApiEmulator,
+    tables: int,
+    people: int,
+    level: str,
+    on_over: Callable[[int], None],
+) -> AsyncIterator[ShortMatches]:
+    """``tables`` tables of ``people`` people and computers of ``level`` playing
+    1-point matches without a pause; ``on_over(n)`` after the n-th match finished.
+    The emulator forgets its history every 50 matches (the bot's memory is what a
+    long run measures, not the emulator's)."""
+    bench = Dispatcher(emu)
+    rec = Recorder()
+    settings = {"target": "1", "level": level}
+    playing = [
+        HokmTable(bench, f"M{i}", people, 0.0, rec, seed=i, settings=settings)
+        for i in range(tables)
+    ]
+    matches = ShortMatches([])
+
+    def over(_table: HokmTable) -> None:
+        matches.done += 1
+        if matches.done % 50 == 0:
+            emu.forget_history()
+        on_over(matches.done)
+
+    for t in playing:
+        t.on_match_over = over
+    matches.runs = [asyncio.create_task(t.run()) for t in playing]
+    try:
+        yield matches
+    finally:
+        for t in playing:
+            await t.stop()
+        for task in matches.runs:
+            task.cancel()
+        await asyncio.gather(*matches.runs, return_exceptions=True)
 
 
 def _led_suit(text: str) -> str | None:
