@@ -45,10 +45,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter, OrderedDict
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from telegram import Bot
 
 from ..chatlocks import ChatLocks
+from ..storage import pgdirect
 from .cleanup import Cleanup
 from .deciding import Deciding
 from .draining import Draining
@@ -67,6 +68,9 @@ class Outbox(Deciding, Draining, Cleanup):
     ) -> None:
         self.bot = bot
         self.sessions = sessions
+        # Its engine when on asyncpg: cleanups and binds then go as single statements.
+        bind = sessions.kw.get("bind")
+        self._asyncpg: AsyncEngine | None = bind if pgdirect.is_asyncpg_engine(bind) else None
         self.shared = shared
         self._drains: dict[int, asyncio.Task[None]] = {}
         self._chat_locks = ChatLocks(sessions)

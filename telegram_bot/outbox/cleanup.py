@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
-from sqlalchemy import delete, update
+from sqlalchemy import update
 
 from ..storage import pgdirect, repo
 from .rows import (
@@ -50,14 +50,13 @@ class Cleanup:
         if not (finished or earlier or binds or shown):
             return
         try:
-            engine = self.sessions.kw.get("bind")
-            if not self.shared and len(binds) <= 1 and pgdirect.is_asyncpg_engine(engine):
+            if not self.shared and len(binds) <= 1 and self._asyncpg is not None:
                 # One statement, atomic by itself: the rows' deletion with the bind.
-                await pgdirect.execute_alone(engine, *_pg_flush(finished + earlier, binds))
+                await pgdirect.execute_alone(self._asyncpg, *_pg_flush(finished + earlier, binds))
             else:
                 async with self.sessions.begin() as s:
                     if finished or earlier:
-                        await s.execute(delete(_OUTBOX).where(_OUTBOX.c.id.in_(finished + earlier)))
+                        await _delete_ids(s, finished + earlier)
                     for _row_id, slot, message_id in binds:
                         await repo.bind_slot(s, slot, message_id)
                     await self._remember_shown(s, shown)
@@ -111,9 +110,8 @@ class Cleanup:
         if not ids:
             return
         try:
-            engine = self.sessions.kw.get("bind")
-            if pgdirect.is_asyncpg_engine(engine):
-                await pgdirect.delete_ids(engine, "outbox", ids)
+            if self._asyncpg is not None:
+                await pgdirect.delete_ids(self._asyncpg, "outbox", ids)
             else:
                 async with self.sessions.begin() as s:
                     await _delete_ids(s, ids)

@@ -33,7 +33,7 @@ def _markup_json(markup: InlineKeyboardMarkup | PlainKeyboard | None) -> str | N
                 continue
             break
         else:
-            return json.dumps({"inline_keyboard": rows}, ensure_ascii=False, sort_keys=True)
+            return PlainKeyboard(rows).to_json()
     return json.dumps(markup.to_dict(), ensure_ascii=False, sort_keys=True)
 
 
