@@ -351,8 +351,7 @@ async def _final_checks(runner, table, chat_id: int, watermark: int, report: Cha
             if m.from_bot and m.message_id > watermark and m.message_id != game.table_message_id
         )
         problems.append(
-            f"{len(announcements)} results posted for {report.hands} hands and the match:"
-            f" {listing}"
+            f"{len(announcements)} results posted for {report.hands} hands and the match: {listing}"
         )
     table.check_group_shows_no_hand(match)
 

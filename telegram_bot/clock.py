@@ -203,7 +203,9 @@ class ClockMixin(ServiceBase):
         move (so another process can take either over if this one dies)."""
         seconds = int(game.settings.get("timer", 0) or 0)
         computers = not match.is_over and self._controller(game, match) is not None
-        game.due_at = utcnow() + timedelta(seconds=self.config.computer_delay) if computers else None
+        game.due_at = (
+            utcnow() + timedelta(seconds=self.config.computer_delay) if computers else None
+        )
         game.clock_worker = self.worker
         if seconds <= 0 or match.is_over or computers:
             game.deadline = None

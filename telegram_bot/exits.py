@@ -178,8 +178,12 @@ async def ask_to_end(svc: GameService, game: Game, user_id: int) -> None:
     markup = InlineKeyboardMarkup(
         [
             [
-                InlineKeyboardButton(gtr(YES_END), callback_data=cb.encode("e", game.id, None, "1")),
-                InlineKeyboardButton(gtr(NO_KEEP), callback_data=cb.encode("e", game.id, None, "0")),
+                InlineKeyboardButton(
+                    gtr(YES_END), callback_data=cb.encode("e", game.id, None, "1")
+                ),
+                InlineKeyboardButton(
+                    gtr(NO_KEEP), callback_data=cb.encode("e", game.id, None, "0")
+                ),
             ]
         ]
     )

@@ -439,18 +439,30 @@ async def run_fleet(
     report = FleetReport(tables=tables, workers=workers)
     watcher = _Watcher(emu, engine)
     ingress = Restartable(
-        "telegram_bot.cluster", ["ingress"], env, log_dir / "ingress.log",
+        "telegram_bot.cluster",
+        ["ingress"],
+        env,
+        log_dir / "ingress.log",
         log_says("ingress listening"),
     )
     procs = [
         Restartable(
-            "telegram_bot.cluster", ["worker"], env, log_dir / f"worker{i}.log",
+            "telegram_bot.cluster",
+            ["worker"],
+            env,
+            log_dir / f"worker{i}.log",
             log_says("worker ready"),
         )
         for i in range(workers)
     ]
     fleet = _Fleet(
-        emu, sessions, watcher, report, random.Random(seed), procs, kill_every,
+        emu,
+        sessions,
+        watcher,
+        report,
+        random.Random(seed),
+        procs,
+        kill_every,
         None if seconds is None else time.monotonic() + seconds,
         level,
         think,

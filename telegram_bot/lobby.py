@@ -33,8 +33,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 
 
 BUSY = N_(
-    "You are already playing in another game: to leave it, send /leave (or /quit for a "
-    "solo match)."
+    "You are already playing in another game: to leave it, send /leave (or /quit for a solo match)."
 )
 GAME_OPEN = N_("A game is already open in this group: play it out, or end it with /cancel.")
 

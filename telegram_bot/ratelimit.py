@@ -247,9 +247,7 @@ class SharedRateLimiter(BaseRateLimiter[None]):
     async def initialize(self) -> None:
         # Its own small pool: callers may hold the outbox's connections while they wait.
         engine = create_engine(self.database_url, pool_size=2, max_overflow=2)
-        self.limiter = SharedLimiter(
-            engine, self.bot_key, overall=self.overall, group=self.group
-        )
+        self.limiter = SharedLimiter(engine, self.bot_key, overall=self.overall, group=self.group)
         try:
             await self.limiter.prune()
         except Exception:  # never keep a worker from starting over housekeeping

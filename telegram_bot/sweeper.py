@@ -135,4 +135,3 @@ class Sweeper:
                     return False
                 await pings.ping(svc, s, game, match, seat)
         return True
-

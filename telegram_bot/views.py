@@ -37,9 +37,7 @@ class ViewsMixin(ServiceBase):
             text = tr("Time is up; the computer played for you") + "\n" + text
         return text
 
-    async def _render(
-        self, s: AsyncSession, game: Game, match: Match, events: list[Event]
-    ) -> None:
+    async def _render(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
         """Decide, in the move's transaction, what every chat of the game shows now."""
         gtr = await self.chat_tr(game.chat_id, s)
         table = render.table_text(game, match, gtr)
@@ -74,7 +72,9 @@ class ViewsMixin(ServiceBase):
                 slot=repo.hand_slot(game.id, uid),
             )
 
-    async def _send_hand(self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int) -> None:
+    async def _send_hand(
+        self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int
+    ) -> None:
         tr = await self.user_tr(uid, s)
         await self.outbox.send(
             s,
