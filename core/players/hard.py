@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from endplay import _dds
@@ -46,7 +47,9 @@ from ..variant import Kind
 from .clock import Clock, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
+from .normal import NormalPlayer
 from .rules import (
+    PlayState,
     RulePlayer,
     choose_trump_rule,
     rule_card,
@@ -54,6 +57,10 @@ from .rules import (
     state_from_view,
 )
 from .solver import cost_key, solve
+
+#: normal's corrected following rules, without its look-ahead: a playout policy.
+_CORRECTED = NormalPlayer(seed=0)
+_CORRECTED.samples = 0
 
 __all__ = [
     "HardPlayer",
@@ -369,8 +376,9 @@ def _voids_of(m: Match) -> list[int]:
     return voids
 
 
-def playout(m: Match, voids: list[int]) -> None:
-    """Finish the hand with every seat playing the rule-based card (in place)."""
+def playout(m: Match, voids: list[int], policy: Callable[[PlayState], Card] = rule_card) -> None:
+    """Finish the hand with every seat playing ``policy``'s card, by default the
+    rule-based one (in place)."""
     live = 0
     for h in m.hands:
         live |= h
@@ -378,7 +386,7 @@ def playout(m: Match, voids: list[int]) -> None:
     play_phase = Phase.PLAY
     while m.phase is play_phase:
         seat = m.turn
-        card = rule_card(state_from_match(m, voids, live))
+        card = policy(state_from_match(m, voids, live))
         if m.trick:
             led = m.trick[0][1] // 13
             if card // 13 != led:
@@ -503,6 +511,12 @@ class HardPlayer(RulePlayer):
     #: (and the rule-based level) really go on, so the blend trusts fewer finesses
     #: that only work with the cards face up. 0 / 1 / 2 measured in RESULTS.md.
     playout_weight = 2.0
+    #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
+    #: rules with normal's corrections to following (no look-ahead).
+    playout_policy = 0
+    #: The same for inference (:func:`.inference.play_likelihood`): whose card a
+    #: past play is compared with.
+    inference_policy = 0
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -597,6 +611,7 @@ class HardPlayer(RulePlayer):
             for s in range(4)
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
+        model = _CORRECTED.card if self.inference_policy else rule_card
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
@@ -621,7 +636,7 @@ class HardPlayer(RulePlayer):
                 total_w < self.candidate_weight and len(cands) < self.candidates_max
             ):
                 hands = _view_sample(view, know, self.rng)
-                w = play_likelihood(view, hands, surprise) if infer else 1.0
+                w = play_likelihood(view, hands, surprise, model) if infer else 1.0
                 cands.append((hands, w))
                 total_w += w
             k = len(cands)
@@ -668,10 +683,11 @@ class HardPlayer(RulePlayer):
             if self.playout_weight:
                 base = SearchMatch.from_view(view, hands)
                 before = list(base.scores)
+                policy = _CORRECTED.card if self.playout_policy else rule_card
                 for c in cards:
                     m = base.copy()
                     m.play(me, c)
-                    playout(m, know.voids)
+                    playout(m, know.voids, policy)
                     row[c] += self.playout_weight * _hand_value(m, me, before)
             for c in cards:
                 totals[c] += weight * row[c]
