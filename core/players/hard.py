@@ -514,9 +514,14 @@ class HardPlayer(RulePlayer):
     #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
     #: rules with normal's corrections to following (no look-ahead).
     playout_policy = 0
+    #: 4 players: score cards by double dummy at all (off: the playouts alone, as
+    #: normal does, with inference and as many samples as the budget allows).
+    dds = True
     #: The same for inference (:func:`.inference.play_likelihood`): whose card a
     #: past play is compared with.
     inference_policy = 0
+    #: ... and for the card that wins ties and decides when no sample fits.
+    rule_policy = 0
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -552,7 +557,7 @@ class HardPlayer(RulePlayer):
         distinct = self._distinct_root(legal, know)
         if len(distinct) == 1:
             return distinct[0]
-        rule = rule_card(state_from_view(view, know))
+        rule = (_CORRECTED.card if self.rule_policy else rule_card)(state_from_view(view, know))
         if rule not in distinct:
             distinct.append(rule)
         clock = self._clock_now()
@@ -648,38 +653,41 @@ class HardPlayer(RulePlayer):
                     break
                 r -= w
             weight = total_w / k
-            row: dict[Card, float] = {}
-            try:  # a solve that would not fit ends the search (this sample is dropped)
-                if yes_no:
-                    win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
-                    kot_for = 0
-                    if won_them == 0 and win:
-                        kot_for = (
-                            win
-                            if need >= left
-                            else dds_cards_reaching(hands, view.trick, leader, trump, left, clock)
-                        )
-                    safe = -1
-                    if won_us == 0:
-                        safe = dds_cards_reaching(hands, view.trick, leader, trump, 1, clock)
-                else:
-                    tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
-            except OutOfTime:
-                break
-            if yes_no:
-                for c in cards:
-                    bit = 1 << c
-                    if win & bit:
-                        v = kot_ours if kot_for & bit else 1.0
+            row: dict[Card, float] = dict.fromkeys(cards, 0.0)
+            if self.dds:
+                try:  # a solve that would not fit ends the search (this sample is dropped)
+                    if yes_no:
+                        win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
+                        kot_for = 0
+                        if won_them == 0 and win:
+                            kot_for = (
+                                win
+                                if need >= left
+                                else dds_cards_reaching(
+                                    hands, view.trick, leader, trump, left, clock
+                                )
+                            )
+                        safe = -1
+                        if won_us == 0:
+                            safe = dds_cards_reaching(hands, view.trick, leader, trump, 1, clock)
                     else:
-                        v = -1.0 if safe & bit else -kot_theirs
-                    row[c] = v
-            else:
-                for c in cards:
-                    t = tricks.get(c, 0)
-                    ours = won_us + t
-                    theirs = won_them + left - t
-                    row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
+                        tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
+                except OutOfTime:
+                    break
+                if yes_no:
+                    for c in cards:
+                        bit = 1 << c
+                        if win & bit:
+                            v = kot_ours if kot_for & bit else 1.0
+                        else:
+                            v = -1.0 if safe & bit else -kot_theirs
+                        row[c] = v
+                else:
+                    for c in cards:
+                        t = tricks.get(c, 0)
+                        ours = won_us + t
+                        theirs = won_them + left - t
+                        row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
             if self.playout_weight:
                 base = SearchMatch.from_view(view, hands)
                 before = list(base.scores)
