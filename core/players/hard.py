@@ -522,6 +522,9 @@ class HardPlayer(RulePlayer):
     inference_policy = 0
     #: ... and for the card that wins ties and decides when no sample fits.
     rule_policy = 0
+    #: 4 players: score each trump suit by playouts of the sampled deals (with the
+    #: playout policy) instead of double-dummy yes/no questions.
+    trump_playouts = False
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -803,7 +806,7 @@ class HardPlayer(RulePlayer):
     ) -> float:
         me = view.seat
         assert me is not None
-        if view.variant.players == 4:
+        if view.variant.players == 4 and not self.trump_playouts:
             # Can the hakem's side take 7 with this trump? (yes/no is several times
             # faster than counting tricks, so more deals fit in the budget)
             win = dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN, clock)
@@ -818,7 +821,7 @@ class HardPlayer(RulePlayer):
         m.scores = list(view.scores)
         m.card_points = list(view.card_points)
         before = list(m.scores)
-        playout(m, [0] * m.n)
+        playout(m, [0] * m.n, _CORRECTED.card if self.playout_policy else rule_card)
         return _hand_value(m, me, before)
 
     # ------------------------------------------------------------ bids
