@@ -514,17 +514,12 @@ class HardPlayer(RulePlayer):
     #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
     #: rules with normal's corrections to following (no look-ahead).
     playout_policy = 0
+    #: The policy of the card that wins ties and decides when no sample fits (0 the
+    #: rules, 1 the corrected rules).
+    rule_policy = 0
     #: 4 players: score cards by double dummy at all (off: the playouts alone, as
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
-    #: The same for inference (:func:`.inference.play_likelihood`): whose card a
-    #: past play is compared with.
-    inference_policy = 0
-    #: ... and for the card that wins ties and decides when no sample fits.
-    rule_policy = 0
-    #: 4 players: score each trump suit by playouts of the sampled deals (with the
-    #: playout policy) instead of double-dummy yes/no questions.
-    trump_playouts = False
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -619,7 +614,6 @@ class HardPlayer(RulePlayer):
             for s in range(4)
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
-        model = _CORRECTED.card if self.inference_policy else rule_card
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
@@ -644,7 +638,7 @@ class HardPlayer(RulePlayer):
                 total_w < self.candidate_weight and len(cands) < self.candidates_max
             ):
                 hands = _view_sample(view, know, self.rng)
-                w = play_likelihood(view, hands, surprise, model) if infer else 1.0
+                w = play_likelihood(view, hands, surprise) if infer else 1.0
                 cands.append((hands, w))
                 total_w += w
             k = len(cands)
@@ -806,7 +800,7 @@ class HardPlayer(RulePlayer):
     ) -> float:
         me = view.seat
         assert me is not None
-        if view.variant.players == 4 and not self.trump_playouts:
+        if view.variant.players == 4:
             # Can the hakem's side take 7 with this trump? (yes/no is several times
             # faster than counting tricks, so more deals fit in the budget)
             win = dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN, clock)
@@ -821,7 +815,7 @@ class HardPlayer(RulePlayer):
         m.scores = list(view.scores)
         m.card_points = list(view.card_points)
         before = list(m.scores)
-        playout(m, [0] * m.n, _CORRECTED.card if self.playout_policy else rule_card)
+        playout(m, [0] * m.n)
         return _hand_value(m, me, before)
 
     # ------------------------------------------------------------ bids
