@@ -43,6 +43,7 @@ from .burner import Burner, default_burners
 from .events import HandEnded, HandKind
 from .match import Match
 from .players import ARENA_LEVELS, ComputerPlayer, make_player
+from .players.oracle import OraclePlayer
 from .variant import Variant
 
 __all__ = [
@@ -162,9 +163,12 @@ def play_deal(
         while ended is None:
             seat = m.turn
             view = m.view(seat)
+            player = seats[seat]
+            if isinstance(player, OraclePlayer):
+                player.see(m)  # the yardstick that is shown every hand
             t0 = time.perf_counter()
             c0 = time.process_time()
-            action = seats[seat].act(view)
+            action = player.act(view)
             dt = time.perf_counter() - t0
             who = seating[seat]
             times[who].append(dt)

@@ -22,10 +22,11 @@ __all__ = [
 
 #: The lobby's levels, weakest first.
 LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
-#: Every player the arena can seat: the lobby's levels and two yardsticks, "bare"
-#: (the issue's bare rule set) and "normal0" (the rule player as "normal" was before
-#: its measured corrections, :mod:`.normal`).
-ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare", "normal0")
+#: Every player the arena can seat: the lobby's levels and three yardsticks, "bare"
+#: (the issue's bare rule set), "normal0" (the rule player as "normal" was before
+#: its measured corrections, :mod:`.normal`) and "oracle" (sees every hand,
+#: :mod:`.oracle`; the arena only).
+ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare", "normal0", "oracle")
 
 
 def make_player(
@@ -47,6 +48,10 @@ def make_player(
         from .bare import BarePlayer
 
         return BarePlayer(seed)
+    if level == "oracle":
+        from .oracle import OraclePlayer
+
+        return OraclePlayer(seed)
     if level == "hard":
         from .hard import HardPlayer
 

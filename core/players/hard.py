@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from endplay import _dds
@@ -46,7 +47,9 @@ from ..variant import Kind
 from .clock import Clock, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
+from .normal import NormalPlayer
 from .rules import (
+    PlayState,
     RulePlayer,
     choose_trump_rule,
     rule_card,
@@ -54,6 +57,10 @@ from .rules import (
     state_from_view,
 )
 from .solver import cost_key, solve
+
+#: normal's corrected following rules, without its look-ahead: a playout policy.
+_CORRECTED = NormalPlayer(seed=0)
+_CORRECTED.samples = 0
 
 __all__ = [
     "HardPlayer",
@@ -369,8 +376,9 @@ def _voids_of(m: Match) -> list[int]:
     return voids
 
 
-def playout(m: Match, voids: list[int]) -> None:
-    """Finish the hand with every seat playing the rule-based card (in place)."""
+def playout(m: Match, voids: list[int], policy: Callable[[PlayState], Card] = rule_card) -> None:
+    """Finish the hand with every seat playing ``policy``'s card, by default the
+    rule-based one (in place)."""
     live = 0
     for h in m.hands:
         live |= h
@@ -378,7 +386,7 @@ def playout(m: Match, voids: list[int]) -> None:
     play_phase = Phase.PLAY
     while m.phase is play_phase:
         seat = m.turn
-        card = rule_card(state_from_match(m, voids, live))
+        card = policy(state_from_match(m, voids, live))
         if m.trick:
             led = m.trick[0][1] // 13
             if card // 13 != led:
@@ -503,6 +511,15 @@ class HardPlayer(RulePlayer):
     #: (and the rule-based level) really go on, so the blend trusts fewer finesses
     #: that only work with the cards face up. 0 / 1 / 2 measured in RESULTS.md.
     playout_weight = 2.0
+    #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
+    #: rules with normal's corrections to following (no look-ahead).
+    playout_policy = 0
+    #: The policy of the card that wins ties and decides when no sample fits (0 the
+    #: rules, 1 the corrected rules).
+    rule_policy = 0
+    #: 4 players: score cards by double dummy at all (off: the playouts alone, as
+    #: normal does, with inference and as many samples as the budget allows).
+    dds = True
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
@@ -538,7 +555,7 @@ class HardPlayer(RulePlayer):
         distinct = self._distinct_root(legal, know)
         if len(distinct) == 1:
             return distinct[0]
-        rule = rule_card(state_from_view(view, know))
+        rule = (_CORRECTED.card if self.rule_policy else rule_card)(state_from_view(view, know))
         if rule not in distinct:
             distinct.append(rule)
         clock = self._clock_now()
@@ -633,45 +650,49 @@ class HardPlayer(RulePlayer):
                     break
                 r -= w
             weight = total_w / k
-            row: dict[Card, float] = {}
-            try:  # a solve that would not fit ends the search (this sample is dropped)
-                if yes_no:
-                    win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
-                    kot_for = 0
-                    if won_them == 0 and win:
-                        kot_for = (
-                            win
-                            if need >= left
-                            else dds_cards_reaching(hands, view.trick, leader, trump, left, clock)
-                        )
-                    safe = -1
-                    if won_us == 0:
-                        safe = dds_cards_reaching(hands, view.trick, leader, trump, 1, clock)
-                else:
-                    tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
-            except OutOfTime:
-                break
-            if yes_no:
-                for c in cards:
-                    bit = 1 << c
-                    if win & bit:
-                        v = kot_ours if kot_for & bit else 1.0
+            row: dict[Card, float] = dict.fromkeys(cards, 0.0)
+            if self.dds:
+                try:  # a solve that would not fit ends the search (this sample is dropped)
+                    if yes_no:
+                        win = dds_cards_reaching(hands, view.trick, leader, trump, need, clock)
+                        kot_for = 0
+                        if won_them == 0 and win:
+                            kot_for = (
+                                win
+                                if need >= left
+                                else dds_cards_reaching(
+                                    hands, view.trick, leader, trump, left, clock
+                                )
+                            )
+                        safe = -1
+                        if won_us == 0:
+                            safe = dds_cards_reaching(hands, view.trick, leader, trump, 1, clock)
                     else:
-                        v = -1.0 if safe & bit else -kot_theirs
-                    row[c] = v
-            else:
-                for c in cards:
-                    t = tricks.get(c, 0)
-                    ours = won_us + t
-                    theirs = won_them + left - t
-                    row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
+                        tricks = dds_card_tricks(hands, view.trick, leader, trump, clock=clock)
+                except OutOfTime:
+                    break
+                if yes_no:
+                    for c in cards:
+                        bit = 1 << c
+                        if win & bit:
+                            v = kot_ours if kot_for & bit else 1.0
+                        else:
+                            v = -1.0 if safe & bit else -kot_theirs
+                        row[c] = v
+                else:
+                    for c in cards:
+                        t = tricks.get(c, 0)
+                        ours = won_us + t
+                        theirs = won_them + left - t
+                        row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
             if self.playout_weight:
                 base = SearchMatch.from_view(view, hands)
                 before = list(base.scores)
+                policy = _CORRECTED.card if self.playout_policy else rule_card
                 for c in cards:
                     m = base.copy()
                     m.play(me, c)
-                    playout(m, know.voids)
+                    playout(m, know.voids, policy)
                     row[c] += self.playout_weight * _hand_value(m, me, before)
             for c in cards:
                 totals[c] += weight * row[c]

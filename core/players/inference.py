@@ -16,7 +16,9 @@ seat's guess, never the real cards.
 
 from __future__ import annotations
 
-from ..cards import SUIT_MASKS, CardSet
+from collections.abc import Callable
+
+from ..cards import SUIT_MASKS, Card, CardSet
 from ..match import SeatView
 from ..trick import winning_index
 from .rules import PlayState, rule_card
@@ -40,12 +42,14 @@ def play_likelihood(
     view: SeatView,
     hands: list[CardSet],
     surprise: tuple[float, ...],
+    policy: Callable[[PlayState], Card] = rule_card,
 ) -> float:
     """Weight of a sampled deal (4-player classic play phase).
 
     ``hands`` are the cards each seat holds now in the sample (this seat's own hand
     included); ``surprise[s]`` is the factor for each play by seat ``s`` that the
-    rules would not have made (1.0: no inference about ``s``).
+    rules would not have made (1.0: no inference about ``s``). ``policy`` is the
+    model of the others' play, by default the rules.
     """
     me = view.seat
     trump = int(view.trump)  # type: ignore[arg-type]
@@ -86,7 +90,7 @@ def play_likelihood(
                     tricks_won=tuple(won),
                     hakem=hakem,
                 )
-                if not _same_choice(rule_card(st), c, h, live):
+                if not _same_choice(policy(st), c, h, live):
                     weight *= surprise[s]
             if led >= 0 and c // 13 != led:
                 voids[s] |= 1 << led

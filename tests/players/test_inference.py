@@ -10,15 +10,17 @@ import pytest
 from core.cards import SUIT_MASKS
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import _settled, _view_sample
+from core.players.hard import _CORRECTED, _settled, _view_sample
 from core.players.inference import play_likelihood
 from core.players.knowledge import Knowledge
 from core.variant import Variant
 
 
-def _rule_game(seed: int, plays: int) -> Match:
+def _rule_game(seed: int, plays: int, level: str = "normal0") -> Match:
     m, _ = Match.new(Variant.four(), seed)
-    p = make_player("normal0", seed=seed)
+    p = make_player(level, seed=seed)
+    if level == "normal":
+        p.samples = 0  # its corrected rules alone: the policy _CORRECTED models
     while m.phase is not Phase.PLAY:
         m.apply(m.turn, p.act(m.view(m.turn)))
     for _ in range(plays):
@@ -31,6 +33,19 @@ def test_real_deal_of_rule_players_keeps_full_weight(seed: int) -> None:
     m = _rule_game(seed, 5 + 4 * seed)
     view = m.view(m.turn)
     assert play_likelihood(view, list(m.hands), (0.3, 0.3, 0.3, 0.3)) == 1.0
+
+
+def test_the_model_of_play_is_a_parameter() -> None:
+    """Deals played by normal's corrected rules: the real deal keeps its full weight
+    when the corrected rules are the model, and not always when the plain rules are."""
+    plain = []
+    for seed in range(12):
+        m = _rule_game(200 + seed, 30, level="normal")
+        view = m.view(m.turn)
+        f = (0.3, 0.3, 0.3, 0.3)
+        assert play_likelihood(view, list(m.hands), f, _CORRECTED.card) == 1.0
+        plain.append(play_likelihood(view, list(m.hands), f))
+    assert min(plain) < 1.0
 
 
 def test_surprising_plays_lower_the_weight_and_only_by_the_seats_factor() -> None:
