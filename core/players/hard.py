@@ -62,6 +62,13 @@ from .solver import cost_key, solve
 _CORRECTED = NormalPlayer(seed=0)
 _CORRECTED.samples = 0
 
+
+def _policy(corrected: int) -> Callable[[PlayState], Card]:
+    """A model of play for the settings that choose one: 0 the rules, 1 the corrected
+    rules."""
+    return _CORRECTED.card if corrected else rule_card
+
+
 __all__ = [
     "HardPlayer",
     "SearchMatch",
@@ -555,7 +562,7 @@ class HardPlayer(RulePlayer):
         distinct = self._distinct_root(legal, know)
         if len(distinct) == 1:
             return distinct[0]
-        rule = (_CORRECTED.card if self.rule_policy else rule_card)(state_from_view(view, know))
+        rule = _policy(self.rule_policy)(state_from_view(view, know))
         if rule not in distinct:
             distinct.append(rule)
         clock = self._clock_now()
@@ -688,7 +695,7 @@ class HardPlayer(RulePlayer):
             if self.playout_weight:
                 base = SearchMatch.from_view(view, hands)
                 before = list(base.scores)
-                policy = _CORRECTED.card if self.playout_policy else rule_card
+                policy = _policy(self.playout_policy)
                 for c in cards:
                     m = base.copy()
                     m.play(me, c)

@@ -27,15 +27,21 @@ def _ending(rng: random.Random) -> Match:
     return m
 
 
+def _card_values(m: Match, side: int) -> dict[int, int]:
+    """Tricks ``side`` takes after each legal card, everyone then playing perfectly."""
+    values = {}
+    for c in m.legal_cards():
+        child = m.copy()
+        child.push(c)
+        values[c] = _best_tricks(child, side)
+    return values
+
+
 def _best_tricks(m: Match, side: int) -> int:
     """Tricks ``side`` takes from here with everyone playing perfectly (brute force)."""
     if not any(m.hands):
         return m.tricks_won[side] + m.tricks_won[side + 2]
-    values = []
-    for c in m.legal_cards():
-        child = m.copy()
-        child.push(c)
-        values.append(_best_tricks(child, side))
+    values = _card_values(m, side).values()
     return max(values) if m.turn % 2 == side else min(values)
 
 
@@ -45,12 +51,7 @@ def test_oracle_plays_a_double_dummy_best_card_of_the_real_deal() -> None:
     for _ in range(25):
         m = _ending(rng)
         seat = m.turn
-        side = seat % 2
-        values = {}
-        for c in m.legal_cards():
-            child = m.copy()
-            child.push(c)
-            values[c] = _best_tricks(child, side)
+        values = _card_values(m, seat % 2)
         oracle.see(m)  # type: ignore[attr-defined]
         card = oracle.act(m.view(seat)).card  # type: ignore[union-attr]
         assert card in cards_in(m.hands[seat])
