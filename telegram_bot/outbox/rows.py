@@ -3,6 +3,7 @@ that write and delete them, and the limits the outbox works within."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import OrderedDict
@@ -65,7 +66,15 @@ def _pg_flush(ids: list[int], binds: list[tuple[int, str, int | None]]) -> list[
         return [delete_sql, ids]
     _row_id, slot, message_id = binds[0]
     bind_sql, args = repo.pg_bind_slot(slot, message_id, 2)
-    return [f"WITH gone AS ({delete_sql}) {bind_sql}", ids, *args]
+    return [_with_deletion(bind_sql), ids, *args]
+
+
+@functools.cache
+def _with_deletion(bind_sql: str) -> str:
+    # One string object per form (there are three): asyncpg's statement cache of each
+    # pooled connection keeps the text it was given, so a new string per call would
+    # hold one more copy for every connection the pool opens.
+    return f"WITH gone AS (DELETE FROM outbox WHERE id = ANY($1::integer[])) {bind_sql}"
 
 
 async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:
