@@ -48,7 +48,7 @@ async def test_many_short_matches_leave_no_per_game_state(emu, runner, monkeypat
 
 #: Matches in each of the two windows measured by tracemalloc, after warming up
 #: (connections, compiled statements).
-TRACED = 16
+TRACED = 12
 #: What a window may leave allocated from the bot's and the rules' code: a few
 #: containers' worth of noise. Keeping what a message showed, or which message a slot
 #: named, for each finished game came to ~1 KiB a match.
