@@ -54,7 +54,7 @@ def _memtrace_dump(signum, frame):
     n = open(os.path.join(out, "request")).read().strip()
     gc.collect()
     objs = gc.get_objects()
-    counts = collections.Counter(type(o).__module__ + "." + type(o).__qualname__ for o in objs)
+    counts = collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in objs)  # (some C types' __module__ is a descriptor)
     del objs
     if tracemalloc.is_tracing():
         tracemalloc.take_snapshot().dump(os.path.join(out, f"snap-{n}.pickle"))

@@ -76,7 +76,7 @@ async def run_ingress(settings: Settings, stop: asyncio.Event) -> None:
     """Receive the webhook until ``stop`` is set."""
     url = _require_postgres(settings)
     await migrate(url)
-    engine = create_engine(url, pool_size=4, max_overflow=4)  # one short insert a request
+    engine = create_engine(url, pool_size=8, max_overflow=0)  # one short insert a request
     path = f"/{settings.token}"
 
     async def receive(request: web.Request) -> web.Response:

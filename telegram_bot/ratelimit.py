@@ -246,7 +246,9 @@ class SharedRateLimiter(BaseRateLimiter[None]):
 
     async def initialize(self) -> None:
         # Its own small pool: callers may hold the outbox's connections while they wait.
-        engine = create_engine(self.database_url, pool_size=2, max_overflow=2)
+        # None closed after a burst (see create_engine: connections opened and closed
+        # again and again fragment the heap).
+        engine = create_engine(self.database_url, pool_size=4, max_overflow=0)
         self.limiter = SharedLimiter(engine, self.bot_key, overall=self.overall, group=self.group)
         try:
             await self.limiter.prune()
