@@ -42,7 +42,15 @@ from typing import Any
 from telegram_bot.emulator import BotApiEmulator
 
 from . import procstat
-from .botprocess import ROOT, BotProcess, checkout, fresh_database, hokm_bot, minimal_bot
+from .botprocess import (
+    ROOT,
+    BotProcess,
+    checkout,
+    fresh_database,
+    hokm_bot,
+    minimal_bot,
+    run_stopping_on_sigterm,
+)
 from .people import Dispatcher, HokmTable, MinimalTable, Recorder, percentile, short_matches
 
 TOKEN = "424242:BENCH-TOKEN"
@@ -494,7 +502,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return asyncio.run(main_async(parse_args(argv)))
+    code = run_stopping_on_sigterm(main_async(parse_args(argv)))
+    return 143 if code is None else code
 
 
 if __name__ == "__main__":

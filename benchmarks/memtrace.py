@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         compare(opts.out, *opts.compare, opts.top, opts.show_frames)
         return 0
     print(f"load average {procstat.load_average()}", flush=True)
-    asyncio.run(run(opts))
+    botprocess.run_stopping_on_sigterm(run(opts))
     return 0
 
 
