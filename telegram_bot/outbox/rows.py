@@ -58,12 +58,14 @@ _CLEANUP_ROWS = 64
 _CLEANUP_SECONDS = 0.5
 
 
+_PG_DELETE = "DELETE FROM outbox WHERE id = ANY($1::integer[])"
+
+
 def _pg_flush(ids: list[int], binds: list[tuple[int, str, int | None]]) -> list[Any]:
     """The deletion of rows done with and (at most) one bind as one statement: the
     SQL and its parameters."""
-    delete_sql = "DELETE FROM outbox WHERE id = ANY($1::integer[])"
     if not binds:
-        return [delete_sql, ids]
+        return [_PG_DELETE, ids]
     _row_id, slot, message_id = binds[0]
     bind_sql, args = repo.pg_bind_slot(slot, message_id, 2)
     return [_with_deletion(bind_sql), ids, *args]
@@ -74,7 +76,7 @@ def _with_deletion(bind_sql: str) -> str:
     # One string object per form (there are three): asyncpg's statement cache of each
     # pooled connection keeps the text it was given, so a new string per call would
     # hold one more copy for every connection the pool opens.
-    return f"WITH gone AS (DELETE FROM outbox WHERE id = ANY($1::integer[])) {bind_sql}"
+    return f"WITH gone AS ({_PG_DELETE}) {bind_sql}"
 
 
 async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:
