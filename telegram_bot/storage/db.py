@@ -111,12 +111,11 @@ def create_engine(
     # closed in bursts, each asyncpg connection's buffers left holes in glibc's heap
     # and RSS grew by ~4 MiB every 100 matches (``python -m benchmarks.memtrace --db
     # postgresql://...``: 109 connects in 450 matches, the heap's free space 8 -> 21
-    # MiB; flat with none closed).
-    if parsed.get_backend_name() == "postgresql":
-        kwargs.setdefault("pool_size", 15)
-        kwargs.setdefault("max_overflow", 0)
-    kwargs.setdefault("pool_size", 10)
-    kwargs.setdefault("max_overflow", 5)
+    # MiB; flat with none closed). SQLite's connections come and go rarely (one
+    # writer) and cost no backend: 10 kept and 5 more.
+    kept, more = (15, 0) if parsed.get_backend_name() == "postgresql" else (10, 5)
+    kwargs.setdefault("pool_size", kept)
+    kwargs.setdefault("max_overflow", more)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
