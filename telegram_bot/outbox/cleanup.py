@@ -102,6 +102,13 @@ class Cleanup:
             return
         self._cleaner = asyncio.create_task(self._cleanup(), name="outbox cleanup")
 
+    async def write_deletions(self) -> None:
+        """Write the deletion of every row carried out now, not when the cleanup's
+        timer fires (a graceful stop; a test reading what is left)."""
+        if self._cleaner is not None:
+            await asyncio.gather(self._cleaner, return_exceptions=True)
+        await self._cleanup()  # (it takes the rows and the timer with them)
+
     async def _cleanup(self) -> None:
         """Delete the rows carried out. (Killed before this, the next start carries them
         out again: an edit twice shows nothing new, a message twice cannot happen, as a

@@ -87,12 +87,7 @@ class Draining:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._drains.clear()
-        if self._cleanup_timer is not None:
-            self._cleanup_timer.cancel()
-            self._cleanup_timer = None
-        if self._cleaner is not None:
-            await asyncio.gather(self._cleaner, return_exceptions=True)
-        await self._cleanup()
+        await self.write_deletions()
         await self._chat_locks.close()
 
     async def run_poll(self, interval: float = 1.0) -> None:

@@ -58,13 +58,8 @@ TRACED_BYTES = TRACED * 512
 async def _quiet(service) -> None:
     """Until nothing runs: the computers' turns, the messages, and the outbox's
     deferred deletion of rows carried out (it holds their ids for up to half a second)."""
-    import asyncio
-
     await service.idle()
-    outbox = service.outbox
-    if outbox._cleaner is not None:
-        await asyncio.gather(outbox._cleaner, return_exceptions=True)
-    await outbox._cleanup()
+    await service.outbox.write_deletions()
 
 
 @pytest.mark.slow
