@@ -15,21 +15,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
-__all__ = [
-    "ROOT",
-    "BotProcess",
-    "checkout",
-    "fresh_database",
-    "hokm_bot",
-    "minimal_bot",
-    "run_stopping_on_sigterm",
-]
-
-T = TypeVar("T")
+__all__ = ["ROOT", "BotProcess", "checkout", "fresh_database", "hokm_bot", "minimal_bot"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,25 +41,6 @@ import sys
 from telegram_bot.app import main
 sys.exit(main())
 """
-
-
-def run_stopping_on_sigterm(main: Coroutine[Any, Any, T]) -> T | None:
-    """``asyncio.run(main)``, where SIGTERM (``kill``, ``timeout``) cancels ``main``
-    so that its clean-up runs: the bots it started are stopped and the databases it
-    created are dropped (killed outright, a benchmark left its bot running). Returns
-    None when stopped that way."""
-
-    async def cancellable() -> T:
-        task = asyncio.current_task()
-        assert task is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-        return await main
-
-    try:
-        return asyncio.run(cancellable())
-    except asyncio.CancelledError:
-        print("stopped by SIGTERM", file=sys.stderr, flush=True)
-        return None
 
 
 class BotProcess:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from telegram_bot.emulator import BotApiEmulator
+from telegram_bot.restartable import run_stopping_on_sigterm
 
 from . import procstat
 from .botprocess import (
@@ -49,7 +50,6 @@ from .botprocess import (
     fresh_database,
     hokm_bot,
     minimal_bot,
-    run_stopping_on_sigterm,
 )
 from .people import Dispatcher, HokmTable, MinimalTable, Recorder, percentile, short_matches
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from telegram_bot.emulator import BotApiEmulator
+from telegram_bot.restartable import run_stopping_on_sigterm
 
 from . import botprocess, procstat
 from .botprocess import ROOT, fresh_database, hokm_bot
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         compare(opts.out, *opts.compare, opts.top, opts.show_frames)
         return 0
     print(f"load average {procstat.load_average()}", flush=True)
-    botprocess.run_stopping_on_sigterm(run(opts))
+    run_stopping_on_sigterm(run(opts))
     return 0
 
 

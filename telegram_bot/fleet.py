@@ -50,7 +50,7 @@ from core import Match, PlayCard
 from .cluster import LEASE_SECONDS, free_port
 from .emulator import BotApiEmulator, SimulationError
 from .emulator.limits import COUNTED_METHODS
-from .restartable import Restartable, log_says
+from .restartable import Restartable, log_says, run_stopping_on_sigterm
 from .simulation import Table, lowest_card
 from .storage import repo
 from .storage.db import create_engine, migrate, normalize_url, session_factory
@@ -888,10 +888,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at the start {os.getloadavg()[0]:.2f}", flush=True)
 
     async def run() -> FleetReport:
-        # SIGTERM stops the run as Ctrl-C does: the bot's processes are stopped too.
-        main_task = asyncio.current_task()
-        assert main_task is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
         async with BotApiEmulator(bot_username="HokmFleetBot", bot_name="Hokm") as emu:
             return await run_fleet(
                 emu,
@@ -911,7 +907,9 @@ def main(argv: list[str] | None = None) -> int:
                 log_dir=args.log_dir,
             )
 
-    report = asyncio.run(run())
+    report = run_stopping_on_sigterm(run())  # the bot's processes are stopped too
+    if report is None:
+        return 1
     print(report.summary())
     for p in report.problems[:20]:
         print("  problem:", p)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
-__all__ = ["ReadyCheck", "Restartable", "log_says"]
+__all__ = ["ReadyCheck", "Restartable", "log_says", "run_stopping_on_sigterm"]
+
+T = TypeVar("T")
 
 #: Called at each start (before the child runs): returns the test of that start.
 ReadyCheck = Callable[["Restartable"], Callable[[], bool]]
@@ -104,3 +107,22 @@ class Restartable:
     async def restart(self, sig: int = signal.SIGKILL) -> None:
         await self.stop(sig)
         await self.start()
+
+
+def run_stopping_on_sigterm(main: Coroutine[Any, Any, T]) -> T | None:
+    """``asyncio.run(main)``, where SIGTERM (``kill``, ``timeout``) cancels ``main``
+    as Ctrl-C does, so that its clean-up runs: the bots it started are stopped and
+    the databases it created are dropped (killed outright, a run left its bots
+    running). Returns None when stopped that way."""
+
+    async def cancellable() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await main
+
+    try:
+        return asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        print("stopped by SIGTERM", file=sys.stderr, flush=True)
+        return None
