@@ -30,6 +30,8 @@ RUN python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))
 COPY README.md ./
 COPY core ./core
 COPY telegram_bot ./telegram_bot
+# The Bot API emulator and its drivers, for `python -m testkit.demo` in the image.
+COPY testkit ./testkit
 RUN pip install --no-deps . \
     && pip check \
     && rm -rf /src

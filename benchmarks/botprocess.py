@@ -38,7 +38,7 @@ sys.meta_path.insert(0, _Absent())
 
 _RUN_HOKM = """
 import sys
-from telegram_bot.app import main
+from telegram_bot.runtime.app import main
 sys.exit(main())
 """
 

@@ -25,8 +25,8 @@ from contextlib import AsyncExitStack
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.simulation import TOKEN, BotRunner
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN, BotRunner
 from tests.bot.fuzzer import Fuzz, FuzzFailure, program
 from tests.dbutil import fresh_postgres_url, sqlite_url
 

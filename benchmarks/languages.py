@@ -22,8 +22,8 @@ from pathlib import Path
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.simulation import TOKEN, BotRunner, Table, by_level
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN, BotRunner, Table, by_level
 
 from .botprocess import fresh_database
 
@@ -74,9 +74,9 @@ async def _match(db_url: str, remember: bool) -> tuple[int, int, int]:
 
 
 async def _lookup_times(db_url: str, n: int) -> dict[str, float]:
-    from telegram_bot.languages import Languages
-    from telegram_bot.storage import create_engine, migrate, repo
-    from telegram_bot.storage.db import session_factory
+    from telegram_bot.platform.storage import create_engine, migrate, repo
+    from telegram_bot.platform.storage.db import session_factory
+    from telegram_bot.service.languages import Languages
 
     await migrate(db_url)
     engine = create_engine(db_url)

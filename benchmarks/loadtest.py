@@ -15,7 +15,7 @@ ratio of CPU per play against it is the project's cost above the stack's floor.
 Results are printed and written as JSON under benchmarks/results/.
 
 Bots (``--bots``): ``minimal``, ``minimal-lean`` (the minimal bot on the project's
-lean Bot API client, telegram_bot.http, instead of httpx), ``hokm`` (this checkout),
+lean Bot API client, telegram_bot.platform.http, instead of httpx), ``hokm`` (this checkout),
 ``hokm-httpx`` (this checkout on python-telegram-bot's httpx client, HOKM_HTTP=httpx),
 ``hokm-sqlite-threads`` (this checkout with SQLite in aiosqlite's threads),
 ``hokm-nosniffio`` (this checkout with sniffio made unimportable, as when it is not
@@ -39,8 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.restartable import run_stopping_on_sigterm
+from testkit.emulator import BotApiEmulator
+from testkit.restartable import run_stopping_on_sigterm
 
 from . import procstat
 from .botprocess import (

@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy import select, text
 
-from telegram_bot.storage import ACTIVE_STATUSES, Game, create_engine, migrate, repo
-from telegram_bot.storage.db import session_factory
+from telegram_bot.platform.storage import ACTIVE_STATUSES, Game, create_engine, migrate, repo
+from telegram_bot.platform.storage.db import session_factory
 
 from . import procstat
 from .botprocess import fresh_database

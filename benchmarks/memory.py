@@ -37,10 +37,10 @@ from typing import Any
 
 from core import Match
 from core.players import make_player
-from telegram_bot.outbox import Outbox
-from telegram_bot.service import GameService, ServiceConfig
-from telegram_bot.storage import repo
-from telegram_bot.storage.db import create_engine, migrate, session_factory
+from telegram_bot.platform.outbox import Outbox
+from telegram_bot.platform.storage import repo
+from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
+from telegram_bot.service.games import GameService, ServiceConfig
 
 from . import procstat
 from .botprocess import ROOT, fresh_database

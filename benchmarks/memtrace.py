@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.restartable import run_stopping_on_sigterm
+from testkit.emulator import BotApiEmulator
+from testkit.restartable import run_stopping_on_sigterm
 
 from . import botprocess, procstat
 from .botprocess import ROOT, fresh_database, hokm_bot
@@ -100,7 +100,7 @@ from sqlalchemy.pool import Pool as _Pool
 for _name in ("connect", "close", "close_detached", "detach", "invalidate", "soft_invalidate"):
     _event.listen(_Pool, _name, (lambda n: lambda *a: _pool_events.update([n]))(_name))
 if os.environ.get("MEMTRACE_POOL"):
-    import telegram_bot.storage.db as _db
+    import telegram_bot.platform.storage.db as _db
     _orig_create_engine = _db.create_engine
     _size, _over = map(int, os.environ["MEMTRACE_POOL"].split(","))
     def _create_engine(*a, **k):
@@ -109,7 +109,7 @@ if os.environ.get("MEMTRACE_POOL"):
         return _orig_create_engine(*a, **k)
     _db.create_engine = _create_engine
 if os.environ.get("MEMTRACE_STMTS"):
-    import telegram_bot.storage.inline_sqlite as _inline
+    import telegram_bot.platform.storage.inline_sqlite as _inline
     _orig_open = _inline._open
     def _open_cached(database, busy, kwargs):
         return _orig_open(database, busy, {**kwargs, "cached_statements": int(os.environ["MEMTRACE_STMTS"])})

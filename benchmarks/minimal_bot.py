@@ -8,7 +8,7 @@ bot, so the CPU it spends per press is what the stack itself costs.
     BOT_TOKEN=... TELEGRAM_API_URL=http://127.0.0.1:PORT python -m benchmarks.minimal_bot
 
 With ``MINIMAL_HTTP=lean`` it makes its calls with the project's lean client
-(:mod:`telegram_bot.http`) instead of python-telegram-bot's httpx one: the floor on
+(:mod:`telegram_bot.platform.http`) instead of python-telegram-bot's httpx one: the floor on
 the same transport as the project's bot.
 """
 
@@ -57,8 +57,8 @@ def main() -> int:
         .concurrent_updates(64)
     )
     if os.environ.get("MINIMAL_HTTP", "httpx") == "lean":
-        # The project's Bot API client (telegram_bot.http), as the project's bot uses it.
-        from telegram_bot.http import LeanRequest
+        # The project's Bot API client (telegram_bot.platform.http), as the project's bot uses it.
+        from telegram_bot.platform.http import LeanRequest
 
         builder = builder.request(LeanRequest(connection_pool_size=32, pool_timeout=10.0))
         builder = builder.get_updates_request(LeanRequest(connection_pool_size=1))

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from telegram_bot.emulator import BotApiEmulator, MessageRecord, SimUser
+from testkit.emulator import BotApiEmulator, MessageRecord, SimUser
 
 __all__ = [
     "Dispatcher",

@@ -20,7 +20,7 @@ import time
 
 from sqlalchemy import text
 
-from telegram_bot.storage.db import create_engine, normalize_url
+from telegram_bot.platform.storage.db import create_engine, normalize_url
 
 
 def _cpu() -> float:

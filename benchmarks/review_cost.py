@@ -3,7 +3,7 @@
     PYTHONPATH=. python -m benchmarks.review_cost [--hands 20] [--seed 1]
 
 Plays ``--hands`` 4-player hands with the normal computer player (hands stop at 7
-tricks, as at the table), then reviews each (telegram_bot.thinking.review: one
+tricks, as at the table), then reviews each (telegram_bot.platform.thinking.review: one
 double-dummy solve per card played) two ways, side by side in the same run:
 
 - baseline: on the event loop itself, as a plain call would;
@@ -24,7 +24,7 @@ import time
 
 from core import Match, Phase, PlayCard, Variant
 from core.players import make_player
-from telegram_bot.thinking import Thinkers, review
+from telegram_bot.platform.thinking import Thinkers, review
 
 TICK = 0.01
 

@@ -8,12 +8,12 @@
 The real bot against the Bot API emulator in this process: a table of four people
 plays ``--presses`` cards (after its first three), and every statement the bot's
 engine runs meanwhile is counted, those run on asyncpg directly too
-(``telegram_bot.storage.pgdirect``; the driver's own reads of the game are not). Unlike
+(``telegram_bot.platform.storage.pgdirect``; the driver's own reads of the game are not). Unlike
 CPU time these counts do not depend on the machine's load, so a change to the hot
 path shows in them exactly; ``-v`` lists the statements. Pool pings are counted too
 (with asyncpg each is three round trips: BEGIN, an empty query, ROLLBACK);
 ``--pre-ping`` runs the bot with SQLAlchemy's ping at every checkout, as before
-``telegram_bot.storage.db`` pinged only idle connections. The CPU time of this process
+``telegram_bot.platform.storage.db`` pinged only idle connections. The CPU time of this process
 (the bot and the emulator) per press is printed with the load average: it depends on
 the machine, so compare runs made side by side.
 """
@@ -33,9 +33,9 @@ from typing import Any
 
 from sqlalchemy import event
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.simulation import TOKEN, BotRunner, Table, by_level
-from telegram_bot.storage import pgdirect
+from telegram_bot.platform.storage import pgdirect
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN, BotRunner, Table, by_level
 
 from .botprocess import fresh_database
 
@@ -60,10 +60,12 @@ def _cpu() -> float:
 
 async def measure(db_url: str, presses: int, pre_ping: bool = False) -> dict[str, Any]:
     if pre_ping:
-        import telegram_bot.app
-        from telegram_bot.storage.db import create_engine
+        import telegram_bot.runtime.app
+        from telegram_bot.platform.storage.db import create_engine
 
-        telegram_bot.app.create_engine = functools.partial(create_engine, pool_pre_ping=True)
+        telegram_bot.runtime.app.create_engine = functools.partial(
+            create_engine, pool_pre_ping=True
+        )
     async with BotApiEmulator(token=TOKEN, bot_username="HokmBenchBot", bot_name="Hokm") as emu:
         runner = BotRunner(emu, db_url)
         await runner.start()

@@ -23,8 +23,9 @@ import time
 from collections.abc import Callable
 
 from .actions import ChooseTrump
+from .bench_floor import _DEAL_PLANS, floor_match
 from .cards import SUIT_PATTERNS, Suit
-from .deck import deal, deck_rng, owners, shuffled_deck
+from .deck import deal, deck_rng, shuffled_deck
 from .match import Match, Phase
 from .players import ComputerPlayer
 from .variant import Variant
@@ -129,14 +130,6 @@ def bitmask_match(seed: int, tricks: list[tuple[int, ...]] | None = None) -> int
             hakem = (hakem + 1) & 3
 
 
-#: ``_DEAL_PLANS[hakem]``: the seat receiving each card of a 4-player deck: five
-#: each from the hakem, then two rounds of four.
-_DEAL_PLANS = tuple(
-    owners([(h + i // 5) & 3 for i in range(20)] + [(h + i // 4) & 3 for i in range(32)])
-    for h in range(4)
-)
-
-
 def bench_random(
     seconds: float = 3.0, seed: int = 1, engine: Callable[[int], int] | None = None
 ) -> tuple[tuple[int, float], tuple[int, float], float]:
@@ -225,8 +218,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(f"engine / loop: {engine / loop:.2f} (median of the matches: {median:.2f})")
     if args.floor:
-        from .bench_floor import floor_match
-
         if not same_hands(engine=floor_match):
             raise SystemExit("core.bench_floor and the bit-mask loop played different hands")
         (fh, ft), (lh, lt), median = bench_random(2 * args.seconds, engine=floor_match)

@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import random
 
-from .bench import _DEAL_PLANS
 from .cards import SUIT_PATTERNS
-from .deck import deal, deck_rng, shuffled_deck
+from .deck import deal, deck_rng, owners, shuffled_deck
 
 __all__ = ["TwoCalls", "floor_match"]
+
+#: ``_DEAL_PLANS[hakem]``: the seat receiving each card of a 4-player deck: five
+#: each from the hakem, then two rounds of four.
+_DEAL_PLANS = tuple(
+    owners([(h + i // 5) & 3 for i in range(20)] + [(h + i // 4) & 3 for i in range(32)])
+    for h in range(4)
+)
 
 _S, _H, _D, _C = SUIT_PATTERNS
 _FOLLOW = tuple((13 * (c // 13), SUIT_PATTERNS[c // 13]) for c in range(52))

@@ -7,20 +7,21 @@ The bot stores every game in this form after every move, so the layout is versio
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from .cards import Card, CardSet, Suit, cards_in, mask_of, parse_card
 from .state import Phase, TrickRecord
 from .variant import Variant
 
-if TYPE_CHECKING:
-    from .match import Match
+# The match's class is a parameter, not an import: core.match imports this module,
+# and the import goes one way.
+M = TypeVar("M")
 
 #: Bumped whenever :meth:`Match.to_json`'s layout changes incompatibly.
 FORMAT_VERSION = 1
 
 
-def to_dict(match: Match) -> dict[str, Any]:
+def to_dict(match: Any) -> dict[str, Any]:
     """The match as plain JSON values (cards as "AS"-style text)."""
 
     def cs(mask: CardSet) -> list[str]:
@@ -59,16 +60,16 @@ def to_dict(match: Match) -> dict[str, Any]:
     }
 
 
-def to_json(match: Match) -> str:
+def to_json(match: Any) -> str:
     return json.dumps(to_dict(match), separators=(",", ":"), ensure_ascii=True)
 
 
-def from_dict(cls: type[Match], d: dict[str, Any]) -> Match:
+def from_dict(cls: type[M], d: dict[str, Any]) -> M:
     """A match of class ``cls`` from :func:`to_dict`'s output."""
 
     if d.get("format") != FORMAT_VERSION:
         raise ValueError(f"unsupported match format {d.get('format')!r}")
-    m = cls(Variant.from_dict(d["variant"]), d["seed"])
+    m: Any = cls(Variant.from_dict(d["variant"]), d["seed"])
     p = parse_card
 
     def pairs(items: list[list[Any]]) -> list[tuple[int, Card]]:
@@ -103,5 +104,5 @@ def from_dict(cls: type[Match], d: dict[str, Any]) -> Match:
     return m
 
 
-def from_json(cls: type[Match], text: str) -> Match:
+def from_json(cls: type[M], text: str) -> M:
     return from_dict(cls, json.loads(text))

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .events import HandKind
 from .variant import HakemRule, Kind, Variant
-
-if TYPE_CHECKING:
-    from .match import Match
 
 __all__ = [
     "TRICKS_TO_WIN",
@@ -43,7 +40,19 @@ class HandResult:
     bags: tuple[int, ...] | None = None  # bidding variant: bags carried per seat
 
 
-def hand_result(match: Match) -> HandResult | None:
+class HandInPlay(Protocol):
+    """What scoring reads of a hand in progress (a :class:`core.Match` is one)."""
+
+    variant: Variant
+    hakem: int | None
+    tricks: list
+    tricks_won: list[int]
+    bids: list
+    blind: list
+    bags: list[int]
+
+
+def hand_result(match: HandInPlay) -> HandResult | None:
     """The result of the hand in progress, or None while it goes on."""
     v = match.variant
     if v.kind is _BIDDING:

@@ -1,5 +1,5 @@
 import sys
 
-from .app import main
+from telegram_bot.runtime.app import main
 
 sys.exit(main())

@@ -16,7 +16,7 @@ database. Each fresh database is ``hokm_test_<random>``, created by
 when it cannot be reached.
 
 The URLs returned are async SQLAlchemy URLs (``sqlite+aiosqlite://`` /
-``postgresql+asyncpg://``), empty: run ``telegram_bot.storage.migrate(url)`` for tables.
+``postgresql+asyncpg://``), empty: run ``telegram_bot.platform.storage.migrate(url)`` for tables.
 """
 
 from __future__ import annotations

@@ -339,8 +339,8 @@ def test_compose_runs_an_ingress_and_two_workers_on_one_postgresql():
     services = compose()["services"]
     assert set(services) == {"ingress", "worker", "postgres"}, "no broker, nothing else"
     ingress, worker, postgres = services["ingress"], services["worker"], services["postgres"]
-    assert ingress["command"] == ["python", "-m", "telegram_bot.cluster", "ingress"]
-    assert worker["command"] == ["python", "-m", "telegram_bot.cluster", "worker"]
+    assert ingress["command"] == ["python", "-m", "telegram_bot.runtime.cluster", "ingress"]
+    assert worker["command"] == ["python", "-m", "telegram_bot.runtime.cluster", "worker"]
     assert worker["deploy"]["replicas"] == 2
     for bot in (ingress, worker):
         assert bot["image"] == "hokm" and bot["build"] == "."
@@ -360,9 +360,9 @@ def test_compose_runs_an_ingress_and_two_workers_on_one_postgresql():
 
 def test_the_roles_compose_runs_are_roles_of_the_cluster_command():
     if not (ROOT / "telegram_bot" / "cluster.py").exists():
-        pytest.skip("telegram_bot.cluster is not in this checkout")
+        pytest.skip("telegram_bot.runtime.cluster is not in this checkout")
     done = subprocess.run(
-        [sys.executable, "-m", "telegram_bot.cluster", "--help"],
+        [sys.executable, "-m", "telegram_bot.runtime.cluster", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -398,7 +398,7 @@ def test_without_a_token_the_image_tells_how_to_run_the_image():
     err = no_token(HOKM_IN_CONTAINER="1")
     assert "@BotFather" in err
     assert "docker run -d --name hokm -e BOT_TOKEN=123456789:AA... -v hokm-data:/data hokm" in err
-    assert "docker run --rm hokm python -m telegram_bot.demo" in err
+    assert "docker run --rm hokm python -m testkit.demo" in err
     assert ".venv" not in err
 
 

@@ -14,8 +14,8 @@ import pytest
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-from telegram_bot import i18n
-from telegram_bot.i18n import (
+from telegram_bot.chat import i18n
+from telegram_bot.chat.i18n import (
     N_,
     Translator,
     check_catalogs,
@@ -103,7 +103,7 @@ def test_check_reports_unused_entries(tmp_path: Path) -> None:
 
 def test_check_command_line() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "telegram_bot.i18n", "check", "--locales-dir", str(LOCALES)],
+        [sys.executable, "-m", "telegram_bot.chat.i18n", "check", "--locales-dir", str(LOCALES)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -206,7 +206,7 @@ def test_check_reports_untranslated_fuzzy_placeholders_and_missing(tmp_path: Pat
         [
             sys.executable,
             "-m",
-            "telegram_bot.i18n",
+            "telegram_bot.chat.i18n",
             "check",
             "--locales-dir",
             str(locales),

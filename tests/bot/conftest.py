@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.simulation import TOKEN, BotRunner
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN, BotRunner
 from tests.dbutil import BACKENDS, fresh_database_url
 
 from .driver import assert_no_private_hand_in

@@ -1,11 +1,11 @@
-"""Test-side checks on top of :mod:`telegram_bot.simulation`."""
+"""Test-side checks on top of :mod:`testkit.simulation`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.simulation import BotRunner, Table, buttons, by_level, lowest_card
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import BotRunner, Table, buttons, by_level, lowest_card
 
 __all__ = [
     "BotRunner",

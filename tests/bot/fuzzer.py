@@ -33,10 +33,10 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from core import Match
-from telegram_bot import callbacks as cb
-from telegram_bot.emulator import BotApiEmulator, SimulationError
-from telegram_bot.simulation import BotRunner, Table, by_level
-from telegram_bot.storage.models import FINISHED, Game
+from telegram_bot.chat import callbacks as cb
+from telegram_bot.platform.storage.models import FINISHED, Game
+from testkit.emulator import BotApiEmulator, SimulationError
+from testkit.simulation import BotRunner, Table, by_level
 
 __all__ = ["Fuzz", "FuzzFailure", "program"]
 

@@ -10,7 +10,7 @@ import os
 import time
 from pathlib import Path
 
-from telegram_bot.thinking import think
+from telegram_bot.platform.thinking import think
 
 
 def gated_think(level, time_budget, view):

@@ -8,7 +8,7 @@ import asyncio
 from telegram import Update
 
 from core import Match
-from telegram_bot.updates import TrackingUpdateProcessor
+from telegram_bot.runtime.updates import TrackingUpdateProcessor
 
 from .driver import by_level
 from .test_game_flow import _people

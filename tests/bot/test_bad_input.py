@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from telegram_bot import callbacks as cb
+from telegram_bot.chat import callbacks as cb
 
 from .test_game_flow import _data, _open, _people
 
@@ -85,7 +85,7 @@ async def test_expected_telegram_refusals_are_one_log_line(emu, runner, caplog):
 
 
 async def _game(runner, game_id):
-    from telegram_bot.storage import repo
+    from telegram_bot.platform.storage import repo
 
     async with runner.service.sessions() as s:
         return await repo.get_game(s, game_id)

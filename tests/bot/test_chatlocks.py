@@ -1,13 +1,13 @@
-"""The outbox's chat locks across workers (telegram_bot.chatlocks, PostgreSQL): one
+"""The outbox's chat locks across workers (telegram_bot.platform.chatlocks, PostgreSQL): one
 worker at a time per chat, many chats on one connection, released with it."""
 
 from __future__ import annotations
 
 import asyncio
 
-from telegram_bot.chatlocks import ChatLocks
-from telegram_bot.storage import create_engine
-from telegram_bot.storage.db import session_factory
+from telegram_bot.platform.chatlocks import ChatLocks
+from telegram_bot.platform.storage import create_engine
+from telegram_bot.platform.storage.db import session_factory
 from tests.dbutil import fresh_database_url
 
 

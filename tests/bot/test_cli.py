@@ -30,7 +30,7 @@ def test_without_a_token_it_explains_how_to_get_one():
 def test_the_demo_rejects_bad_options_with_a_clear_message(capsys):
     import pytest
 
-    from telegram_bot import demo
+    from testkit import demo
 
     for argv, says in (
         (["--people", "0"], "--people: 0 is not between 1 and --players (4)"),
@@ -45,7 +45,7 @@ def test_the_demo_rejects_bad_options_with_a_clear_message(capsys):
             demo.main(argv)
         assert exit_info.value.code == 2, argv
         err = capsys.readouterr().err
-        assert "usage: python -m telegram_bot.demo" in err and says in err, (argv, err)
+        assert "usage: python -m testkit.demo" in err and says in err, (argv, err)
 
 
 def test_the_demo_plays_a_whole_match_and_prints_the_group():
@@ -57,7 +57,7 @@ def test_the_demo_plays_a_whole_match_and_prints_the_group():
         [
             sys.executable,
             "-m",
-            "telegram_bot.demo",
+            "testkit.demo",
             "--people",
             "1",
             "--lang",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.fleet import run_fleet
+from testkit.emulator import BotApiEmulator
+from testkit.fleet import run_fleet
 from tests.dbutil import fresh_database_url
 
 

@@ -12,10 +12,10 @@ from datetime import timedelta
 import pytest
 
 from core import Match
-from telegram_bot.config import Settings
-from telegram_bot.simulation import BotRunner
-from telegram_bot.storage import repo
-from telegram_bot.storage.models import utcnow
+from telegram_bot.platform.storage import repo
+from telegram_bot.platform.storage.models import utcnow
+from telegram_bot.runtime.config import Settings
+from testkit.simulation import BotRunner
 
 from .driver import Table, buttons, by_level
 from .test_game_flow import _data, _open, _people
@@ -77,7 +77,7 @@ TEXTS = {
 
 
 def _digits(lang: str, n: int) -> str:
-    from telegram_bot.i18n import to_persian_digits
+    from telegram_bot.chat.i18n import to_persian_digits
 
     return to_persian_digits(n) if lang == "fa" else str(n)
 

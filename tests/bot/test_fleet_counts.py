@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from telegram_bot.fleet import _not_modified
+from testkit.fleet import _not_modified
 
 NOT_MODIFIED = "Bad Request: message is not modified"
 
@@ -36,24 +36,24 @@ def test_a_repeat_across_a_kill_is_the_kills_and_any_other_is_waste():
 def test_takeovers_and_stale_grants_are_read_from_the_workers_logs(tmp_path):
     from datetime import datetime
 
-    from telegram_bot.fleet import FleetReport, _takeovers
+    from testkit.fleet import FleetReport, _takeovers
 
     def at(text: str) -> float:
         return datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
     (tmp_path / "worker0.log").write_text(
-        "2026-11-25 20:00:01,500 worker[1] INFO telegram_bot.service: taking over the "
+        "2026-11-25 20:00:01,500 worker[1] INFO telegram_bot.service.games: taking over the "
         "computers of game a at move 3 (its worker died)\n"
-        "2026-11-25 20:00:02,000 worker[1] INFO telegram_bot.service: taking over the "
+        "2026-11-25 20:00:02,000 worker[1] INFO telegram_bot.service.games: taking over the "
         "timer of game b at move 9 (its worker died)\n"
-        "2026-11-25 20:00:03,000 worker[1] INFO telegram_bot.service: taking over the "
+        "2026-11-25 20:00:03,000 worker[1] INFO telegram_bot.service.games: taking over the "
         "computers of game c at move 4 (late)\n"
-        "2026-11-25 20:00:04,000 worker[1] INFO telegram_bot.service: resumed 0 game(s)\n"
+        "2026-11-25 20:00:04,000 worker[1] INFO telegram_bot.service.games: resumed 0 game(s)\n"
     )
     (tmp_path / "worker1.log").write_text(
-        "2026-11-25 20:00:09,250 worker[2] INFO telegram_bot.service: taking over the "
+        "2026-11-25 20:00:09,250 worker[2] INFO telegram_bot.service.games: taking over the "
         "computers of game d at move 5 (its worker died)\n"
-        "2026-11-25 20:00:09,300 worker[2] INFO telegram_bot.ratelimit: a grant for chat "
+        "2026-11-25 20:00:09,300 worker[2] INFO telegram_bot.platform.ratelimit: a grant for chat "
         "-100 was 0.71 s old: taking another\n"
     )
     report = FleetReport()

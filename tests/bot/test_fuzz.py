@@ -8,8 +8,8 @@ import asyncio
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.simulation import TOKEN, BotRunner
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN, BotRunner
 
 from .fuzzer import Fuzz, program
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from core import Match, Phase, PlayCard
-from telegram_bot.storage import repo
+from telegram_bot.platform.storage import repo
 
 from .driver import Table, assert_no_private_hand_in, buttons, by_level, lowest_card
 
@@ -444,7 +444,7 @@ async def _play_counting(runner, table, strategies, ping_every_turn: bool) -> No
     reminder time first (a sweep as of 20 s later), the most pings there can be."""
     from datetime import timedelta
 
-    from telegram_bot.storage.models import utcnow
+    from telegram_bot.platform.storage.models import utcnow
 
     sweeper = runner.app.bot_data["sweeper"]
     while True:

@@ -1,5 +1,5 @@
 """The finished hand a review needs, rebuilt from the stored state before the move
-that ended it (telegram_bot.hands): the engine has dealt the next hand by then."""
+that ended it (telegram_bot.service.hands): the engine has dealt the next hand by then."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import pytest
 
 from core import CardPlayed, ChooseTrump, HandEnded, Match, Suit, TrumpChosen, Variant
-from telegram_bot import hands
+from telegram_bot.service import hands
 
 
 @pytest.mark.parametrize("seed", range(4))

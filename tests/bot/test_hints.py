@@ -8,7 +8,7 @@ import re
 import pytest
 
 from core import Match, Phase
-from telegram_bot.i18n import LRI, PDI
+from telegram_bot.chat.i18n import LRI, PDI
 
 from .driver import Table, buttons, lowest_card
 from .test_game_flow import _data, _open, _people

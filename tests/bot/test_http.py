@@ -1,4 +1,4 @@
-"""The lean Bot API client (telegram_bot.http): python-telegram-bot's calls and
+"""The lean Bot API client (telegram_bot.platform.http): python-telegram-bot's calls and
 errors over it, against the emulator and against a raw server that misbehaves."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.request import RequestData
 
-from telegram_bot.emulator import BotApiEmulator
-from telegram_bot.http import LeanRequest
-from telegram_bot.simulation import TOKEN
+from telegram_bot.platform.http import LeanRequest
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN
 
 # ------------------------------------------------------------------ with the emulator
 
@@ -291,9 +291,9 @@ async def test_pool_timeout_and_refused_connections() -> None:
 def test_the_client_is_chosen_by_configuration(monkeypatch) -> None:
     from telegram.request import HTTPXRequest
 
-    from telegram_bot.app import build_application
-    from telegram_bot.config import Settings
-    from telegram_bot.http import _PROXY_VARS
+    from telegram_bot.platform.http import _PROXY_VARS
+    from telegram_bot.runtime.app import build_application
+    from telegram_bot.runtime.config import Settings
 
     for var in _PROXY_VARS:
         monkeypatch.delenv(var, raising=False)
@@ -313,7 +313,7 @@ def test_the_client_is_chosen_by_configuration(monkeypatch) -> None:
 
 
 def test_updates_lose_only_the_pressed_messages_keyboard_and_entities() -> None:
-    from telegram_bot.http import lighten_updates, make_request
+    from telegram_bot.platform.http import lighten_updates, make_request
 
     message = {
         "message_id": 5,

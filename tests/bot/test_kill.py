@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from telegram_bot.chaos import play_with_kills
+from testkit.chaos import play_with_kills
 
 
 @pytest.mark.slow

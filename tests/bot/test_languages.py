@@ -1,5 +1,5 @@
 """A language changed through one worker is what every other worker uses next
-(telegram_bot.languages: PostgreSQL NOTIFYs the change, each worker forgets it)."""
+(telegram_bot.service.languages: PostgreSQL NOTIFYs the change, each worker forgets it)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import asyncio
 
 import asyncpg
 
-from telegram_bot.languages import Languages, listen
-from telegram_bot.storage import create_engine, migrate, repo
-from telegram_bot.storage.db import session_factory
+from telegram_bot.platform.storage import create_engine, migrate, repo
+from telegram_bot.platform.storage.db import session_factory
+from telegram_bot.service.languages import Languages, listen
 from tests.dbutil import fresh_database_url
 
 

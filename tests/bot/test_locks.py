@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from telegram_bot.locks import KeyedLocks
+from telegram_bot.platform.locks import KeyedLocks
 
 
 async def test_one_holder_per_key_and_nothing_kept_afterwards() -> None:

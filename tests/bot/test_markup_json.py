@@ -12,7 +12,7 @@ from telegram import (
     WebAppInfo,
 )
 
-from telegram_bot.outbox.markup import _markup_json, _plain_button
+from telegram_bot.platform.outbox.markup import _markup_json, _plain_button
 
 
 def _slow(markup: InlineKeyboardMarkup) -> str:
@@ -50,9 +50,9 @@ def test_plain_and_other_keyboards_give_to_dicts_json() -> None:
 
 def test_plain_keyboards_give_the_same_json_as_their_markup() -> None:
     from core import Match, Variant
-    from telegram_bot import render
-    from telegram_bot.i18n import get_translator
-    from telegram_bot.keyboards import PlainKeyboard, button
+    from telegram_bot.chat import render
+    from telegram_bot.chat.i18n import get_translator
+    from telegram_bot.chat.keyboards import PlainKeyboard, button
 
     table = PlainKeyboard(
         [[button("♠ پیک", "p:abc:3:S"), {"text": "here", "switch_inline_query_current_chat": ""}]]

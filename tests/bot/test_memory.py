@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from telegram_bot import languages
+from telegram_bot.service import languages
 
 from .driver import Table, by_level
 from .test_game_flow import _data, _open, _people
@@ -74,7 +74,7 @@ async def test_finished_matches_leave_no_per_game_state_through_the_service(db_u
 
     from benchmarks.memory import Tables, per_game_state
     from core import Match
-    from telegram_bot.storage.models import Game
+    from telegram_bot.platform.storage.models import Game
 
     tables = 4
     keep = tracemalloc.Filter(True, "*/telegram_bot/*", all_frames=True)
@@ -88,7 +88,7 @@ async def test_finished_matches_leave_no_per_game_state_through_the_service(db_u
         # Nor the sqlite3 module's: its per-connection cache of prepared statements (128
         # each) fills as the pool's connections meet each statement. Those allocations
         # have inline_sqlite.py's call as their innermost Python frame.
-        tracemalloc.Filter(False, "*/telegram_bot/storage/inline_sqlite.py"),
+        tracemalloc.Filter(False, "*/telegram_bot/platform/storage/inline_sqlite.py"),
         # Nor the tables of weak registries (SQLAlchemy's live sessions, asyncio's
         # tasks) and of the event loop's timer heap: they are resized to the most that
         # were alive at once (KiBs either way), and a weak reference keeps nothing.
@@ -142,7 +142,7 @@ async def test_periodic_passes_read_only_the_active_games(emu, runner, db_url):
 
     from sqlalchemy import event
 
-    from telegram_bot.storage.models import utcnow
+    from telegram_bot.platform.storage.models import utcnow
 
     engine = runner.app.bot_data["engine"]
     ran: list[tuple[str, object]] = []
@@ -203,7 +203,7 @@ async def test_bot_api_calls_read_into_a_kept_buffer():
     matches, Python's own allocations flat). Here no call takes more than a few KiB."""
     import tracemalloc
 
-    from telegram_bot.http import LeanRequest
+    from telegram_bot.platform.http import LeanRequest
 
     server = _plain_http_server()
     request = LeanRequest(connection_pool_size=1)

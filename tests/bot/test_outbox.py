@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from core import Match
-from telegram_bot import render
-from telegram_bot.i18n import get_translator
-from telegram_bot.storage import repo
-from telegram_bot.storage.models import OutboxMessage
+from telegram_bot.chat import render
+from telegram_bot.chat.i18n import get_translator
+from telegram_bot.platform.storage import repo
+from telegram_bot.platform.storage.models import OutboxMessage
 
 from .driver import BotRunner, Table, by_level
 from .test_game_flow import _data, _open, _people

@@ -10,8 +10,8 @@ import itertools
 import random
 from typing import Any
 
-from telegram_bot.outbox import Outbox
-from telegram_bot.storage.db import create_engine, migrate, session_factory
+from telegram_bot.platform.outbox import Outbox
+from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
 
 CHATS = 6
 #: Transactions per chat; each edits the chat's two messages and sometimes sends one.

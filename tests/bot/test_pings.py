@@ -16,10 +16,10 @@ import pytest
 from sqlalchemy import update
 
 from core import Match, Phase
-from telegram_bot.simulation import BotRunner
-from telegram_bot.storage import repo
-from telegram_bot.storage.models import Game, utcnow
-from telegram_bot.sweeper import claim
+from telegram_bot.platform.storage import repo
+from telegram_bot.platform.storage.models import Game, utcnow
+from telegram_bot.service.sweeper import claim
+from testkit.simulation import BotRunner
 
 from .driver import Table, buttons, by_level
 from .test_game_flow import _data, _open, _people

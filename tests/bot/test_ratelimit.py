@@ -1,4 +1,4 @@
-"""The flood limit shared by several workers (telegram_bot.ratelimit), on PostgreSQL.
+"""The flood limit shared by several workers (telegram_bot.platform.ratelimit), on PostgreSQL.
 
 Two engines stand for two worker processes. Every grant carries the database's time
 of it; replaying the grants through an ideal token bucket on those times must never
@@ -13,8 +13,8 @@ from datetime import datetime
 
 import pytest
 
-from telegram_bot.ratelimit import MAX_GRANT_AGE, Bucket, SharedLimiter, SharedRateLimiter
-from telegram_bot.storage.db import create_engine, migrate
+from telegram_bot.platform.ratelimit import MAX_GRANT_AGE, Bucket, SharedLimiter, SharedRateLimiter
+from telegram_bot.platform.storage.db import create_engine, migrate
 from tests.dbutil import fresh_database_url
 
 OVERALL = Bucket(capacity=5, rate=40)

@@ -1,5 +1,5 @@
 """The table comes back into view by what every worker saw in the group, not only
-the worker that ends the hand (telegram_bot.reposts, PostgreSQL)."""
+the worker that ends the hand (telegram_bot.service.reposts, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import asyncio
 from types import SimpleNamespace
 
 from core import HandEnded, HandKind
-from telegram_bot import reposts
-from telegram_bot.outbox import Outbox
-from telegram_bot.storage import create_engine, migrate, repo
-from telegram_bot.storage.db import session_factory
+from telegram_bot.platform.outbox import Outbox
+from telegram_bot.platform.storage import create_engine, migrate, repo
+from telegram_bot.platform.storage.db import session_factory
+from telegram_bot.service import reposts
 from tests.dbutil import fresh_database_url
 
 GROUP = -100777

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core import Match, Phase
-from telegram_bot.storage import repo
+from telegram_bot.platform.storage import repo
 
 from .driver import Table, by_level
 from .test_game_flow import _data, _open, _people
@@ -223,8 +223,8 @@ async def test_a_deleted_table_message_is_posted_again(emu, runner):
 async def test_the_rate_limiter_keeps_a_busy_group_within_telegram_limits(emu, tmp_path):
     """With python-telegram-bot's limiter on (as in production), a fast table stays
     under 20 group messages a minute while presses are still answered at once."""
-    from telegram_bot import render
-    from telegram_bot.i18n import get_translator
+    from telegram_bot.chat import render
+    from telegram_bot.chat.i18n import get_translator
 
     from .conftest import BotRunner
 
@@ -263,7 +263,7 @@ async def test_the_rate_limiter_keeps_a_busy_group_within_telegram_limits(emu, t
 async def test_a_restart_rearms_the_turn_timer_from_the_stored_deadline(emu, db_url):
     from datetime import timedelta
 
-    from telegram_bot.storage.models import utcnow
+    from telegram_bot.platform.storage.models import utcnow
 
     from .conftest import BotRunner
 
@@ -296,7 +296,7 @@ async def test_a_restart_rearms_the_turn_timer_from_the_stored_deadline(emu, db_
 def _session(db_url):
     import contextlib
 
-    from telegram_bot.storage.db import create_engine, session_factory
+    from telegram_bot.platform.storage.db import create_engine, session_factory
 
     @contextlib.asynccontextmanager
     async def scope():

@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 
 from core import Match, Phase, PlayCard, SeatView, Suit, cards_in
 from core.review import review_hand
-from telegram_bot import hands
-from telegram_bot.i18n import LRI, PDI, to_persian_digits
-from telegram_bot.storage.models import HandRecord
+from telegram_bot.chat.i18n import LRI, PDI, to_persian_digits
+from telegram_bot.platform.storage.models import HandRecord
+from telegram_bot.service import hands
 
 from .driver import Table, buttons, by_level, lowest_card
 from .test_game_flow import _data, _open, _people

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from core import Match, Phase, cards_in
-from telegram_bot.i18n import to_persian_digits
+from telegram_bot.chat.i18n import to_persian_digits
 
 from .driver import Table, buttons, by_level, lowest_card
 from .test_game_flow import _data, _open, _people
@@ -265,7 +265,7 @@ ANNOUNCEMENTS = [
 
 @pytest.mark.parametrize(("lang", "seed", "expected"), ANNOUNCEMENTS)
 async def test_three_player_tie_and_kot_announcements(emu, db_url, lang, seed, expected):
-    from telegram_bot.simulation import BotRunner
+    from testkit.simulation import BotRunner
 
     runner = BotRunner(emu, db_url, deal_seed=seed)
     await runner.start()
@@ -283,7 +283,7 @@ async def test_three_player_tie_and_kot_announcements(emu, db_url, lang, seed, e
 
 @pytest.mark.parametrize("lang", ["fa", "en"])
 async def test_score_and_stats_texts(emu, db_url, lang):
-    from telegram_bot.simulation import BotRunner
+    from testkit.simulation import BotRunner
 
     runner = BotRunner(emu, db_url, deal_seed=85)  # Computer 3 wins the hand and the match
     await runner.start()
@@ -407,7 +407,7 @@ async def test_rematch_reopens_the_same_seats_and_settings(emu, runner, lang):
 
 @pytest.mark.parametrize("lang", ["fa", "en"])
 async def test_a_solo_rematch_starts_at_once(emu, runner, lang):
-    from telegram_bot.storage import repo
+    from telegram_bot.platform.storage import repo
 
     user = (await _people(emu, NAMES[lang][:1], lang=lang))[0]
     await runner.settle()

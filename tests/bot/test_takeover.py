@@ -1,4 +1,4 @@
-"""A dead worker's turns are taken over at once, not after their clock (telegram_bot.clock,
+"""A dead worker's turns are taken over at once, not after their clock (telegram_bot.service.clock,
 PostgreSQL): each worker holds a liveness lock, and a game row names the worker whose
 clock its turn is on.
 
@@ -18,13 +18,13 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 from core import Match
-from telegram_bot.lobby import _variant_of
-from telegram_bot.outbox import Outbox
-from telegram_bot.service import GameService
-from telegram_bot.servicebase import ServiceConfig
-from telegram_bot.storage import create_engine, migrate, repo
-from telegram_bot.storage.db import session_factory
-from telegram_bot.storage.models import utcnow
+from telegram_bot.platform.outbox import Outbox
+from telegram_bot.platform.storage import create_engine, migrate, repo
+from telegram_bot.platform.storage.db import session_factory
+from telegram_bot.platform.storage.models import utcnow
+from telegram_bot.service.base import ServiceConfig
+from telegram_bot.service.games import GameService
+from telegram_bot.service.lobby import _variant_of
 from tests.dbutil import fresh_database_url
 
 GROUP = -100555

@@ -6,9 +6,9 @@ import asyncio
 import os
 
 from core import Match, PlayCard, Variant
-from telegram_bot.emulator import SimulationError
-from telegram_bot.simulation import BotRunner
-from telegram_bot.thinking import Thinkers
+from telegram_bot.platform.thinking import Thinkers
+from testkit.emulator import SimulationError
+from testkit.simulation import BotRunner
 
 from .driver import Table, by_level
 from .gated_thinking import gated_think
@@ -152,7 +152,7 @@ def test_the_pool_leaves_with_a_killed_bot():
 
     script = (
         "import asyncio, os\n"
-        "from telegram_bot.thinking import Thinkers\n"
+        "from telegram_bot.platform.thinking import Thinkers\n"
         "from core import Match, Variant\n"
         "async def main():\n"
         "    t = Thinkers(1)\n"
@@ -194,7 +194,7 @@ def test_a_worker_started_after_its_bot_died_leaves():
     dead.wait()
     script = (
         "import time\n"
-        "from telegram_bot.thinking import _start_worker\n"
+        "from telegram_bot.platform.thinking import _start_worker\n"
         f"_start_worker({dead.pid})\n"
         "time.sleep(600)\n"
         "print('lingered', flush=True)\n"

@@ -29,8 +29,8 @@ from telegram.ext import (
     InlineQueryHandler,
 )
 
-from telegram_bot.emulator import ApiError, BotApiEmulator, SettleTimeout, SimulationError
-from telegram_bot.emulator.textparse import command_entities, parse_text
+from testkit.emulator import ApiError, BotApiEmulator, SettleTimeout, SimulationError
+from testkit.emulator.textparse import command_entities, parse_text
 
 TOKEN = "123456:TEST"
 App = Application[Any, Any, Any, Any, Any, Any]

@@ -19,7 +19,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[2])
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-from telegram_bot.storage import create_engine, migrate, session_factory  # noqa: E402
+from telegram_bot.platform.storage import create_engine, migrate, session_factory  # noqa: E402
 from tests.dbutil import BACKENDS, fresh_database_url  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""PostgreSQL pools ping a connection only after it sat idle (telegram_bot.storage.db):
+"""PostgreSQL pools ping a connection only after it sat idle (telegram_bot.platform.storage.db):
 a busy worker pings nothing, and a connection the server closed meanwhile (a restart,
 a proxy's timeout) is replaced before use, not handed to a transaction that fails."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from telegram_bot.storage import db
+from telegram_bot.platform.storage import db
 from tests.dbutil import fresh_database_url
 
 

@@ -1,4 +1,4 @@
-"""A PostgreSQL pool keeps every connection it opened (telegram_bot.storage.db): one
+"""A PostgreSQL pool keeps every connection it opened (telegram_bot.platform.storage.db): one
 opened and closed after each burst forked a backend each time, and in the bot's
 process each asyncpg connection's buffers left holes in the heap, so RSS grew with the
 matches played."""
@@ -9,7 +9,7 @@ import asyncio
 
 from sqlalchemy import event, text
 
-from telegram_bot.storage import db
+from telegram_bot.platform.storage import db
 from tests.dbutil import fresh_database_url
 
 

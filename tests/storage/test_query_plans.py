@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telegram_bot.storage import repo
+from telegram_bot.platform.storage import repo
 
 INDEX = "uq_games_one_active_per_chat"
 CHAT = -1001234567890
@@ -114,7 +114,7 @@ async def test_the_check_sees_a_full_scan(engine, sessions) -> None:
     if engine.dialect.name != "sqlite":
         pytest.skip("PostgreSQL serves the bound form by the index as well")
 
-    from telegram_bot.storage import ACTIVE_STATUSES, Game
+    from telegram_bot.platform.storage import ACTIVE_STATUSES, Game
 
     await _fill(sessions)
 

@@ -18,7 +18,7 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telegram_bot.storage import (
+from telegram_bot.platform.storage import (
     ActiveGameExistsError,
     Base,
     Game,
@@ -32,7 +32,7 @@ from telegram_bot.storage import (
     repo,
     session_factory,
 )
-from telegram_bot.storage.inline_sqlite import InlineConnection
+from telegram_bot.platform.storage.inline_sqlite import InlineConnection
 
 CHAT = -1001234567890
 OTHER_CHAT = -1009876543210
@@ -593,7 +593,7 @@ async def test_outbox_ids_are_never_reused(sessions: Sessions) -> None:
     delete a message never sent."""
     from sqlalchemy import delete, select
 
-    from telegram_bot.storage.models import OutboxMessage
+    from telegram_bot.platform.storage.models import OutboxMessage
 
     async with sessions.begin() as s:
         s.add(OutboxMessage(chat_id=CHAT, op="send", text="first"))

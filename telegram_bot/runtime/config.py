@@ -1,0 +1,75 @@
+"""Settings from the environment (12-factor: nothing is read from files)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from telegram_bot.platform.storage.db import database_url_from_env
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    token: str
+    database_url: str
+    #: A self-hosted Bot API server (or the tests' emulator), e.g. http://127.0.0.1:8081
+    api_url: str | None = None
+    #: Public HTTPS URL for webhook mode; long polling when unset.
+    webhook_url: str | None = None
+    webhook_listen: str = "0.0.0.0"
+    webhook_port: int = 8443
+    webhook_secret: str | None = None
+    #: Respect Telegram's flood limits in the client (30/s overall, 20/min per group).
+    rate_limit: bool = True
+    computer_delay: float = 1.0
+    hand_pause: float = 2.0
+    think_seconds: float = 1.0
+    #: Worker processes for the hard computer player's search (None: one per core;
+    #: 0: search in a thread of the bot's process).
+    think_processes: int | None = None
+    #: Tests and demos only: reproducible deals (see ServiceConfig.deal_seed).
+    deal_seed: int | None = None
+    #: A lobby or match with no action for this long ends as abandoned (0: never).
+    idle_hours: float = 24.0
+    #: How often the sweeper looks for idle games and turns to ping (0: it does not run).
+    sweep_seconds: float = 5.0
+    #: One of several worker processes on one PostgreSQL database (telegram_bot.runtime.cluster).
+    shared: bool = False
+    #: The Bot API client: "lean" (telegram_bot.platform.http) or "httpx" (python-telegram-bot's).
+    http: str = "lean"
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            token=env.get("BOT_TOKEN", "").strip(),
+            database_url=database_url_from_env(dict(env)),
+            api_url=env.get("TELEGRAM_API_URL") or None,
+            webhook_url=env.get("WEBHOOK_URL") or None,
+            webhook_listen=env.get("WEBHOOK_LISTEN", "0.0.0.0"),
+            webhook_port=int(env.get("WEBHOOK_PORT", "8443")),
+            webhook_secret=env.get("WEBHOOK_SECRET") or None,
+            rate_limit=env.get("HOKM_RATE_LIMIT", "1") != "0",
+            computer_delay=float(env.get("HOKM_COMPUTER_DELAY", "1.0")),
+            hand_pause=float(env.get("HOKM_HAND_PAUSE", "2.0")),
+            think_seconds=float(env.get("HOKM_THINK_SECONDS", "1.0")),
+            think_processes=(
+                int(env["HOKM_THINK_PROCESSES"]) if env.get("HOKM_THINK_PROCESSES") else None
+            ),
+            deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
+            idle_hours=float(env.get("HOKM_IDLE_HOURS", "24")),
+            sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
+            shared=env.get("HOKM_SHARED", "0") == "1",
+            http=env.get("HOKM_HTTP", "lean").strip().lower() or "lean",
+        )
+
+    def api_base_urls(self) -> tuple[str, str] | None:
+        """(base_url, base_file_url) for python-telegram-bot, or None for Telegram's."""
+        if not self.api_url:
+            return None
+        root = self.api_url.rstrip("/")
+        if root.endswith("/bot"):
+            root = root[: -len("/bot")]
+        return f"{root}/bot", f"{root}/file/bot"

@@ -1,0 +1,128 @@
+"""A bot process the kill tests start, SIGKILL and start again (testkit.chaos,
+testkit.fleet).
+
+The child is ``python -m <module> <args>`` with its own environment; its output is
+appended to one log file across restarts. ``start`` returns once the child is ready,
+as its ``ready`` check decides for that start (a line in the log since the start, or
+anything else the caller can observe, such as the emulator's calls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["ReadyCheck", "Restartable", "log_says", "run_stopping_on_sigterm"]
+
+T = TypeVar("T")
+
+#: Called at each start (before the child runs): returns the test of that start.
+ReadyCheck = Callable[["Restartable"], Callable[[], bool]]
+
+
+def log_says(line: str) -> ReadyCheck:
+    """Ready once the log shows ``line`` after this start."""
+
+    def at_start(proc: Restartable) -> Callable[[], bool]:
+        offset = proc.log_path.stat().st_size if proc.log_path.exists() else 0
+        seen = b""
+
+        def ready() -> bool:
+            nonlocal offset, seen
+            with open(proc.log_path, "rb") as log:
+                log.seek(offset)
+                new = log.read()
+            offset += len(new)
+            seen = (seen + new)[-(len(line) + 4096) :]
+            return line.encode() in seen
+
+        return ready
+
+    return at_start
+
+
+class Restartable:
+    def __init__(
+        self,
+        module: str,
+        args: list[str],
+        env: dict[str, str],
+        log_path: Path,
+        ready: ReadyCheck,
+        *,
+        cwd: Path | None = None,
+    ) -> None:
+        self.module, self.args, self.env = module, args, env
+        self.log_path, self.ready_check, self.cwd = log_path, ready, cwd
+        self.proc: asyncio.subprocess.Process | None = None
+        #: How many times it was started.
+        self.starts = 0
+        #: Started and ready, not being stopped.
+        self.ready = False
+
+    @property
+    def name(self) -> str:
+        return " ".join([self.module, *self.args])
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def start(self) -> None:
+        ready = self.ready_check(self)
+        with open(self.log_path, "ab") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                self.module,
+                *self.args,
+                env=self.env,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=self.cwd,
+            )
+        self.starts += 1
+        while not ready():
+            if self.proc.returncode is not None:
+                raise RuntimeError(
+                    f"{self.name} exited with {self.proc.returncode}; see {self.log_path}"
+                )
+            await asyncio.sleep(0.02)
+        self.ready = True
+
+    async def stop(self, sig: int = signal.SIGTERM) -> None:
+        self.ready = False
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        self.proc.send_signal(sig)
+        await self.proc.wait()
+
+    async def restart(self, sig: int = signal.SIGKILL) -> None:
+        await self.stop(sig)
+        await self.start()
+
+
+def run_stopping_on_sigterm(main: Coroutine[Any, Any, T]) -> T | None:
+    """``asyncio.run(main)``, where SIGTERM (``kill``, ``timeout``) cancels ``main``
+    as Ctrl-C does, so that its clean-up runs: the bots it started are stopped and
+    the databases it created are dropped (killed outright, a run left its bots
+    running). Returns None when stopped that way."""
+
+    async def cancellable() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await main
+
+    try:
+        return asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        print("stopped by SIGTERM", file=sys.stderr, flush=True)
+        return None
