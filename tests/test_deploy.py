@@ -359,7 +359,7 @@ def test_compose_runs_an_ingress_and_two_workers_on_one_postgresql():
 
 
 def test_the_roles_compose_runs_are_roles_of_the_cluster_command():
-    if not (ROOT / "telegram_bot" / "cluster.py").exists():
+    if not (ROOT / "telegram_bot" / "runtime" / "cluster.py").exists():
         pytest.skip("telegram_bot.runtime.cluster is not in this checkout")
     done = subprocess.run(
         [sys.executable, "-m", "telegram_bot.runtime.cluster", "--help"],
