@@ -10,9 +10,11 @@ from testkit.emulator.emulator import BotApiEmulator, SettleTimeout
 from testkit.emulator.errors import ApiError
 from testkit.emulator.limits import InjectedError, RateViolation
 from testkit.emulator.models import (
+    GROUP_ANONYMOUS_BOT,
     ApiCall,
     CallbackAnswer,
     CallbackHandle,
+    ForumTopic,
     InlineResults,
     MessageRecord,
     MessageVersion,
@@ -22,11 +24,13 @@ from testkit.emulator.models import (
 )
 
 __all__ = [
+    "GROUP_ANONYMOUS_BOT",
     "ApiCall",
     "ApiError",
     "BotApiEmulator",
     "CallbackAnswer",
     "CallbackHandle",
+    "ForumTopic",
     "InjectedError",
     "InlineResults",
     "MessageRecord",

@@ -16,6 +16,7 @@ from testkit.emulator.markup import find_button
 from testkit.emulator.models import (
     JSON,
     CallbackHandle,
+    ForumTopic,
     InlineResults,
     MessageRecord,
     MessageVersion,
@@ -28,10 +29,12 @@ from testkit.emulator.models import (
 from testkit.emulator.state import World
 from testkit.emulator.textparse import command_entities
 
-__all__ = ["ChatLike", "UserActions"]
+__all__ = ["ChatLike", "TopicLike", "UserActions"]
 
 #: A chat, or a user standing for their private chat with the bot.
 ChatLike = SimChat | SimUser
+#: A forum topic, or its ``message_thread_id``.
+TopicLike = ForumTopic | int
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]+)(?:@([A-Za-z0-9_]+))?")
 
 
@@ -60,7 +63,14 @@ class UserActions:
     # acting as users --------------------------------------------------------------------
 
     async def send_message(
-        self, user: SimUser, chat: ChatLike, text: str, *, reply_to: int | None = None
+        self,
+        user: SimUser,
+        chat: ChatLike,
+        text: str,
+        *,
+        reply_to: int | None = None,
+        topic: TopicLike | None = None,
+        anonymous: bool = False,
     ) -> MessageRecord:
         """``user`` writes ``text`` in ``chat``; the bot gets it if Telegram would send it.
 
@@ -68,6 +78,11 @@ class UserActions:
         /start) lets the bot write to the user; /start also unblocks a blocked bot. In
         groups privacy mode applies: the bot sees commands, replies to its messages
         and messages via itself, or everything when it is an admin or privacy is off.
+
+        In a forum the message goes to ``topic`` (a reply: to the replied message's
+        topic; neither: the General topic); a closed topic takes only admins'
+        messages. ``anonymous``: an admin who remains anonymous writes as the group
+        (see :meth:`send_as_anonymous_admin`).
         """
         target = self.chat(chat)
         self._check_can_post(user, target, text)
@@ -76,12 +91,65 @@ class UserActions:
         replied = target.message(reply_to) if reply_to is not None else None
         if reply_to is not None and replied is None:
             raise SimulationError(f"no message {reply_to} to reply to in chat {target.id}")
+        thread_id = self._thread_for_user(user, target, topic, replied)
+        if anonymous and not target.is_anonymous(user):
+            raise SimulationError(
+                f"{user.first_name} is not an anonymous admin of {target.title!r}"
+            )
         version = MessageVersion(text, tuple(command_entities(text)), source=text)
-        record = target.add_message(user, version, reply_to=replied)
+        record = target.add_message(
+            user, version, reply_to=replied, thread_id=thread_id, anonymous=anonymous
+        )
         self.world.emit("message", record)
         self._deliver_message(record)
         await asyncio.sleep(0)
         return record
+
+    async def send_as_anonymous_admin(
+        self,
+        user: SimUser,
+        chat: ChatLike,
+        text: str,
+        *,
+        reply_to: int | None = None,
+        topic: TopicLike | None = None,
+    ) -> MessageRecord:
+        """``user``, an admin (or the creator) of the group, writes as the group: the bot
+        gets ``from`` = GroupAnonymousBot (id 1087968824) and ``sender_chat`` = the
+        group. Turns the admin's "Remain anonymous" on if it was off, so getChatMember
+        answers ``is_anonymous`` from then on (as on Telegram)."""
+        target = self.chat(chat)
+        status = target.status_of(user)
+        if not target.is_group or status not in ("creator", "administrator"):
+            raise SimulationError(f"{user.first_name} is not an admin of chat {target.id}")
+        target.set_member(user, status, anonymous=True)
+        return await self.send_message(
+            user, target, text, reply_to=reply_to, topic=topic, anonymous=True
+        )
+
+    def _thread_for_user(
+        self,
+        user: SimUser,
+        chat: SimChat,
+        topic: TopicLike | None,
+        replied: MessageRecord | None,
+    ) -> int | None:
+        if topic is None:
+            thread_id = replied.thread_id if replied is not None and chat.is_forum else None
+        elif not chat.is_forum:
+            raise SimulationError(f"chat {chat.id} is not a forum")
+        else:
+            thread_id = topic.thread_id if isinstance(topic, ForumTopic) else int(topic)
+            if replied is not None and replied.thread_id != thread_id:
+                raise SimulationError(f"message {replied.message_id} is in another topic")
+        if thread_id is None:
+            return None
+        found = chat.topic(thread_id)
+        if found is None:
+            raise SimulationError(f"no topic {thread_id} in chat {chat.id}")
+        if found.closed and chat.status_of(user) not in ("creator", "administrator"):
+            raise SimulationError(f"topic {found.name!r} is closed")
+        return thread_id
 
     async def edit_message(
         self, user: SimUser, chat: ChatLike, message_id: int, text: str
@@ -163,6 +231,8 @@ class UserActions:
         return record
 
     def _check_can_post(self, user: SimUser, chat: SimChat, text: str) -> None:
+        if chat.migrated_to is not None:
+            raise SimulationError(f"group {chat.id} became the supergroup {chat.migrated_to}")
         if chat.is_private:
             if chat.user is not user:
                 owner = chat.user.first_name if chat.user else chat.id
@@ -206,7 +276,9 @@ class UserActions:
         record = target.message(message_id)
         if record is None:
             raise SimulationError(f"no message {message_id} in chat {target.id}")
-        if not (target.is_member(user) or record.inline_message_id):
+        # A migrated group's old messages are shown in its supergroup.
+        members = self.chat(target.migrated_to) if target.migrated_to is not None else target
+        if not (members.is_member(user) or record.inline_message_id):
             raise SimulationError(f"{user.first_name} cannot see chat {target.id}")
         query_id = self.world.new_query_id()
         payload: JSON = {

@@ -10,7 +10,10 @@ from testkit.emulator.models import MessageRecord, SimChat
 from testkit.emulator.params import Params
 from testkit.emulator.state import World
 
-__all__ = ["Handler", "MethodTable", "api_method"]
+__all__ = ["THREAD_NOT_FOUND", "TOPIC_CLOSED", "Handler", "MethodTable", "api_method"]
+
+THREAD_NOT_FOUND = "message thread not found"
+TOPIC_CLOSED = "TOPIC_CLOSED"
 
 Handler = Callable[[Params], Awaitable[Any]]
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -60,3 +63,36 @@ class MethodTable:
         if record is None:
             raise bad_request(missing)
         return record
+
+    def thread_for_send(
+        self,
+        p: Params,
+        chat: SimChat,
+        reply_to: MessageRecord | None,
+        *,
+        check_closed: bool = True,
+    ) -> int | None:
+        """The topic a new message goes to: ``message_thread_id``, else the topic of
+        the message it replies to, else none (a forum's General topic).
+
+        In a forum an unknown or deleted topic is 400 *message thread not found* and a
+        closed one 400 *TOPIC_CLOSED* (unless the bot manages topics). Outside forums
+        the thread of a supergroup is a reply thread: it must name a message there;
+        private chats and basic groups have none, and the parameter is ignored.
+        """
+        thread_id = p.opt_int("message_thread_id")
+        if not chat.is_forum:
+            in_supergroup = chat.type == "supergroup"
+            if thread_id is not None and in_supergroup and chat.message(thread_id) is None:
+                raise bad_request(THREAD_NOT_FOUND)
+            return None
+        if thread_id is None:
+            thread_id = reply_to.thread_id if reply_to is not None else None
+            if thread_id is None:
+                return None
+        topic = chat.topic(thread_id)
+        if topic is None:
+            raise bad_request(THREAD_NOT_FOUND)
+        if check_closed and topic.closed and not (chat.bot_is_admin and chat.bot_manages_topics):
+            raise bad_request(TOPIC_CLOSED)
+        return topic.thread_id

@@ -45,11 +45,22 @@ class ChatMethods(MethodTable):
         chat = self._visible_chat(p)
         user_id = p.require_int("user_id", "user_id is empty")
         if user_id == self.world.bot_id:
-            return self.world.member_object(self.world.bot_user(), chat.bot_status)
+            return self._bot_member(chat)
         user = self.world.users.get(user_id)
         if user is None:
+            # GroupAnonymousBot too: a bot must tell an anonymous admin by the
+            # message's sender_chat, not by asking about the user in ``from``.
             raise bad_request("user not found")
-        return self.world.member_object(user.to_api(), chat.status_of(user))
+        return self.world.member_object(
+            user.to_api(), chat.status_of(user), anonymous=chat.is_anonymous(user)
+        )
+
+    def _bot_member(self, chat: SimChat) -> JSON:
+        return self.world.member_object(
+            self.world.bot_user(),
+            chat.bot_status,
+            manages_topics=chat.is_forum and chat.bot_manages_topics,
+        )
 
     @api_method("getChatAdministrators")
     async def get_chat_administrators(self, p: Params) -> list[JSON]:
@@ -57,12 +68,12 @@ class ChatMethods(MethodTable):
         if chat.is_private:
             raise bad_request("there are no administrators in the private chat")
         admins = [
-            self.world.member_object(m.user.to_api(), m.status)
+            self.world.member_object(m.user.to_api(), m.status, anonymous=m.anonymous)
             for m in chat.members.values()
             if m.status in ("creator", "administrator")
         ]
         if chat.bot_is_admin:
-            admins.append(self.world.member_object(self.world.bot_user(), chat.bot_status))
+            admins.append(self._bot_member(chat))
         return admins
 
     @api_method("getChatMemberCount")
@@ -75,7 +86,8 @@ class ChatMethods(MethodTable):
 
     @api_method("sendChatAction")
     async def send_chat_action(self, p: Params) -> bool:
-        self.chat_for_bot(p)
+        chat = self.chat_for_bot(p)
+        self.thread_for_send(p, chat, None, check_closed=False)
         if p.get_str("action") not in CHAT_ACTIONS:
             raise bad_request("wrong parameter action in request")
         return True

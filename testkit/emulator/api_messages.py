@@ -56,7 +56,8 @@ class MessageMethods(MethodTable):
             p.get_str("text"), p.opt_str("parse_mode"), p.get_json("entities"), markup
         )
         reply_to = self._reply_target(p, chat)
-        record = chat.add_message(None, version, reply_to=reply_to)
+        thread_id = self.thread_for_send(p, chat, reply_to)
+        record = chat.add_message(None, version, reply_to=reply_to, thread_id=thread_id)
         self.world.emit("message", record)
         return record.to_api(self.world.bot_user())
 
@@ -67,6 +68,10 @@ class MessageMethods(MethodTable):
             return None
         allow = reply.get("allow_sending_without_reply", p.get_bool("allow_sending_without_reply"))
         target = chat.message(int(message_id))
+        # A reply stays in its topic: a message of another topic is not there.
+        elsewhere = target is not None and target.thread_id != p.opt_int("message_thread_id")
+        if chat.is_forum and "message_thread_id" in p and elsewhere:
+            target = None
         if target is None and not allow:
             raise bad_request("message to be replied not found")
         return target

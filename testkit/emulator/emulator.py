@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from types import TracebackType
+from types import EllipsisType, TracebackType
 from typing import Any
 
 from telegram.ext import Application
 
-from testkit.emulator.actions import ChatLike, UserActions
+from testkit.emulator.actions import ChatLike, TopicLike, UserActions
 from testkit.emulator.api import BotApi
 from testkit.emulator.api_bot import scope_key
 from testkit.emulator.limits import ErrorInjector, InjectedError, RateLimiter, RateViolation
@@ -34,8 +34,10 @@ from testkit.emulator.models import (
     ApiCall,
     CallbackAnswer,
     ChatType,
+    ForumTopic,
     InlineResults,
     MessageRecord,
+    MessageVersion,
     SettleTimeout,
     SimChat,
     SimulationError,
@@ -155,31 +157,175 @@ class BotApiEmulator(UserActions):
         username: str | None = None,
         chat_type: ChatType = "supergroup",
         notify_bot: bool = False,
+        forum: bool = False,
+        bot_manages_topics: bool = False,
+        anonymous_admins: Iterable[SimUser] = (),
     ) -> SimChat:
         """A group with the bot in it (an administrator if ``bot_admin``).
 
         ``creator`` defaults to the first admin. ``notify_bot`` queues the
-        ``my_chat_member`` update Telegram sends when the bot is added.
+        ``my_chat_member`` update Telegram sends when the bot is added. ``forum``: a
+        forum supergroup (topics: :meth:`create_topic`); ``bot_manages_topics``: the
+        bot (an admin) has the right to manage topics. ``anonymous_admins``: admins
+        (or the creator) who remain anonymous (also in ``admins`` or ``creator``).
         """
         if chat_type == "private":
             raise SimulationError("groups are 'group' or 'supergroup' chats")
+        if forum and chat_type != "supergroup":
+            raise SimulationError("only supergroups can be forums")
         number = self.world.new_id()
         chat_id = -(_SUPERGROUP_IDS_FROM + number) if chat_type == "supergroup" else -number
         admins = list(admins)
         creator = creator or (admins[0] if admins else None)
         chat = self._new_chat(chat_id, chat_type, title=title, username=username)
+        chat.is_forum, chat.bot_manages_topics = forum, bot_manages_topics
         chat.bot_status = "left"
+        anonymous = {u.id for u in anonymous_admins}
         for user in members:
             chat.set_member(user, "member")
         for user in admins:
-            chat.set_member(user, "administrator")
+            chat.set_member(user, "administrator", anonymous=user.id in anonymous)
         if creator is not None:
-            chat.set_member(creator, "creator")
+            chat.set_member(creator, "creator", anonymous=creator.id in anonymous)
+        if not anonymous <= {u.id for u in admins} | ({creator.id} if creator else set()):
+            raise SimulationError("anonymous_admins must be admins or the creator")
         if notify_bot:
             chat.add_bot(admin=bot_admin, by=creator)
         else:
             chat.bot_status = "administrator" if bot_admin else "member"
         return chat
+
+    # forum topics ------------------------------------------------------------------------
+
+    async def create_topic(
+        self,
+        chat: ChatLike | int,
+        name: str,
+        *,
+        by: SimUser | None = None,
+        icon_color: int | None = None,
+    ) -> ForumTopic:
+        """``by`` (default: the group's creator) opens a topic in a forum; the bot
+        gets the ``forum_topic_created`` service message if it is in the group."""
+        target = self.chat(chat)
+        actor = by or target.owner()
+        if actor is None or target.status_of(actor) not in ("creator", "administrator"):
+            raise SimulationError("topics are created by the group's admins here")
+        topic, record = self.world.create_topic(target, name, actor, icon_color)
+        self._deliver_service(record)
+        await asyncio.sleep(0)
+        return topic
+
+    async def close_topic(
+        self, chat: ChatLike | int, topic: TopicLike, *, by: SimUser | None = None
+    ) -> MessageRecord:
+        """Close a topic (``forum_topic_closed``): the bot's sends there fail with
+        400 TOPIC_CLOSED, unless it manages topics."""
+        return await self._topic_state(chat, topic, by, closed=True)
+
+    async def reopen_topic(
+        self, chat: ChatLike | int, topic: TopicLike, *, by: SimUser | None = None
+    ) -> MessageRecord:
+        """Reopen a closed topic (``forum_topic_reopened``)."""
+        return await self._topic_state(chat, topic, by, closed=False)
+
+    async def _topic_state(
+        self, chat: ChatLike | int, topic: TopicLike, by: SimUser | None, *, closed: bool
+    ) -> MessageRecord:
+        target = self.chat(chat)
+        found = self.topic(target, topic)
+        if found.closed == closed:
+            raise SimulationError(
+                f"topic {found.name!r} is already {'closed' if closed else 'open'}"
+            )
+        found.closed = closed
+        kind = "forum_topic_closed" if closed else "forum_topic_reopened"
+        record = self.world.topic_service(target, found, by or target.owner(), {kind: {}})
+        self._deliver_service(record)
+        await asyncio.sleep(0)
+        return record
+
+    def delete_topic(self, chat: ChatLike | int, topic: TopicLike) -> None:
+        """Delete a topic and its messages (Telegram tells the bot nothing): the bot's
+        sends there fail with 400 "message thread not found"."""
+        target = self.chat(chat)
+        self.world.delete_topic(target, self.topic(target, topic))
+
+    def topic(self, chat: ChatLike | int, topic: TopicLike) -> ForumTopic:
+        """A topic of a forum (not deleted), by its ``message_thread_id``."""
+        target = self.chat(chat)
+        thread_id = topic.thread_id if isinstance(topic, ForumTopic) else int(topic)
+        found = target.topic(thread_id)
+        if found is None:
+            raise SimulationError(f"no topic {thread_id} in chat {target.id}")
+        return found
+
+    def topics(self, chat: ChatLike | int) -> list[ForumTopic]:
+        """The forum's topics (not deleted), oldest first."""
+        return [t for t in self.chat(chat).topics.values() if not t.deleted]
+
+    def topic_log(
+        self,
+        chat: ChatLike | int,
+        topic: TopicLike | None,
+        *,
+        include_deleted: bool = True,
+        include_service: bool = False,
+    ) -> list[MessageRecord]:
+        """The messages of one topic (``None``: the General topic), oldest first;
+        service messages (topic created/closed) only with ``include_service``."""
+        thread_id = (
+            None if topic is None else topic.thread_id if isinstance(topic, ForumTopic) else topic
+        )
+        return [
+            r
+            for r in self.chat_log(chat, include_deleted=include_deleted)
+            if r.thread_id == thread_id and (include_service or r.service is None)
+        ]
+
+    def _deliver_service(self, record: MessageRecord) -> None:
+        """Service messages reach the bot whatever its privacy mode."""
+        if record.chat.bot_present:
+            self.world.updates.push("message", record.to_api(self.world.bot_user()))
+
+    # migration -------------------------------------------------------------------------
+
+    async def migrate(
+        self, chat: ChatLike | int, *, by: SimUser | None = None, from_first: bool = False
+    ) -> SimChat:
+        """Upgrade a basic group to a supergroup with a new id (-100...), as Telegram
+        does: the old group gets a ``migrate_to_chat_id`` service message (from ``by``,
+        default its creator), the supergroup a ``migrate_from_chat_id`` one (from
+        GroupAnonymousBot as the supergroup); the bot gets both (``from_first``: the
+        supergroup's first). The members and the bot move; from then on every call
+        naming the old id fails with 400 "group chat was upgraded to a supergroup
+        chat" and ``parameters.migrate_to_chat_id`` (python-telegram-bot's
+        ``ChatMigrated``). The old group's messages stay there, read-only. Returns
+        the supergroup."""
+        old = self.chat(chat)
+        if old.type != "group" or old.migrated_to is not None:
+            raise SimulationError(f"chat {old.id} is not a basic group")
+        actor = by or old.owner()
+        new_id = -(_SUPERGROUP_IDS_FROM + self.world.new_id())
+        new = self._new_chat(new_id, "supergroup", title=old.title, username=old.username)
+        new.bot_status, new.migrated_from = old.bot_status, old.id
+        new.members = dict(old.members)
+        bot_present = old.bot_present
+        to_record = old.add_message(actor, MessageVersion("", source=""))
+        to_record.service = {"migrate_to_chat_id": new_id}
+        from_record = new.add_message(actor, MessageVersion("", source=""), anonymous=True)
+        from_record.service = {"migrate_from_chat_id": old.id}
+        bot = self.world.bot_user()
+        updates = [to_record.to_api(bot), from_record.to_api(bot)]
+        old.migrated_to, old.members = new_id, {}
+        old.bot_status = "left"
+        for record in (to_record, from_record):
+            self.world.emit("message", record)
+        if bot_present:
+            for update in reversed(updates) if from_first else updates:
+                self.world.updates.push("message", update)
+        await asyncio.sleep(0)
+        return new
 
     def _new_chat(self, chat_id: int, chat_type: ChatType, **fields: Any) -> SimChat:
         chat = SimChat(
@@ -330,10 +476,19 @@ class BotApiEmulator(UserActions):
         return [r for r in records if include_deleted or not r.deleted]
 
     def last_message(
-        self, chat: ChatLike | int, *, from_bot: bool | None = True
+        self,
+        chat: ChatLike | int,
+        *,
+        from_bot: bool | None = True,
+        topic: TopicLike | EllipsisType | None = ...,
     ) -> MessageRecord | None:
-        """The newest not deleted message, by default the bot's (``from_bot=None``: anyone's)."""
-        for record in reversed(self.chat_log(chat, include_deleted=False)):
+        """The newest not deleted message, by default the bot's (``from_bot=None``: anyone's);
+        in a forum, of one ``topic`` if given (``None``: the General topic)."""
+        if topic is ...:
+            records = self.chat_log(chat, include_deleted=False)
+        else:
+            records = self.topic_log(chat, topic, include_deleted=False)
+        for record in reversed(records):
             if from_bot is None or record.from_bot == from_bot:
                 return record
         return None

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "GROUP_ANONYMOUS_BOT",
     "ApiCall",
     "CallbackAnswer",
     "CallbackHandle",
     "ChatType",
+    "ForumTopic",
     "InlineResults",
     "MemberStatus",
     "MessageRecord",
@@ -33,6 +35,15 @@ JSON = dict[str, Any]
 ChatType = Literal["private", "group", "supergroup"]
 MemberStatus = Literal["creator", "administrator", "member", "left", "kicked"]
 PRESENT: tuple[MemberStatus, ...] = ("creator", "administrator", "member")
+
+#: The user Telegram puts in ``from`` of a message an anonymous admin sends as the group
+#: (the group itself is the message's ``sender_chat``).
+GROUP_ANONYMOUS_BOT: JSON = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
 
 
 class SimulationError(Exception):
@@ -146,8 +157,15 @@ class MessageRecord:
     #: A sticker (the Bot API ``Sticker`` object) instead of a text.
     sticker: JSON | None = None
     #: A service message about members: ``{"new_chat_members": [...]}`` or
-    #: ``{"left_chat_member": {...}}``, instead of a text.
+    #: ``{"left_chat_member": {...}}``, a topic's ``forum_topic_created`` ..., or a
+    #: migration's ``migrate_to_chat_id``/``migrate_from_chat_id``, instead of a text.
     service: JSON | None = None
+    #: The forum topic (its ``message_thread_id``) the message is in; ``None``: the
+    #: General topic, or a chat that is not a forum.
+    thread_id: int | None = None
+    #: Sent by an anonymous admin as the group: ``from`` is GroupAnonymousBot and
+    #: ``sender_chat`` the group (``sender`` still names the real user, for tests).
+    anonymous: bool = False
 
     @property
     def from_bot(self) -> bool:
@@ -205,12 +223,18 @@ class MessageRecord:
 
     def to_api(self, bot: JSON, *, with_reply: bool = True) -> JSON:
         """The Bot API ``Message`` object as Telegram would return it now."""
-        message: JSON = {
-            "message_id": self.message_id,
-            "from": bot if self.sender is None else self.sender.to_api(),
-            "chat": self.chat.to_api(),
-            "date": self.date,
-        }
+        message: JSON = {"message_id": self.message_id}
+        if self.anonymous:
+            message["from"] = dict(GROUP_ANONYMOUS_BOT)
+            message["sender_chat"] = self.chat.to_api()
+        else:
+            message["from"] = bot if self.sender is None else self.sender.to_api()
+        message["chat"] = self.chat.to_api()
+        message["date"] = self.date
+        topic = self.chat.topics.get(self.thread_id) if self.thread_id is not None else None
+        if topic is not None:
+            message["message_thread_id"] = topic.thread_id
+            message["is_topic_message"] = True
         if self.sticker is not None:
             message["sticker"] = self.sticker
         elif self.service is not None:
@@ -228,6 +252,12 @@ class MessageRecord:
             message["via_bot"] = bot
         if with_reply and self.reply_to is not None:
             message["reply_to_message"] = self.reply_to.to_api(bot, with_reply=False)
+        elif with_reply and topic is not None and topic.thread_id != self.message_id:
+            # As on Telegram: a message in a topic that replies to nothing else
+            # "replies" to the topic's forum_topic_created message.
+            root = self.chat.messages.get(topic.thread_id)
+            if root is not None:
+                message["reply_to_message"] = root.to_api(bot, with_reply=False)
         return message
 
 
@@ -246,6 +276,42 @@ def iter_buttons(markup: JSON | None) -> Iterator[JSON]:
 class Member:
     user: SimUser
     status: MemberStatus
+    #: An admin (or the creator) with "Remain anonymous": posts as the group.
+    anonymous: bool = False
+
+
+#: The colors Telegram allows for a topic's icon.
+TOPIC_COLORS = (7322096, 16766590, 13338331, 9367192, 16749490, 16478047)
+
+
+@dataclass(eq=False)
+class ForumTopic:
+    """A topic of a forum supergroup. Its ``thread_id`` is the id of its
+    ``forum_topic_created`` message, as on Telegram."""
+
+    thread_id: int
+    name: str
+    icon_color: int = TOPIC_COLORS[0]
+    icon_custom_emoji_id: str | None = None
+    #: Who created it; ``None``: the bot.
+    creator: SimUser | None = None
+    closed: bool = False
+    deleted: bool = False
+
+    @property
+    def message_thread_id(self) -> int:
+        return self.thread_id
+
+    def to_api(self) -> JSON:
+        """The Bot API ``ForumTopic`` object."""
+        topic: JSON = {
+            "message_thread_id": self.thread_id,
+            "name": self.name,
+            "icon_color": self.icon_color,
+        }
+        if self.icon_custom_emoji_id:
+            topic["icon_custom_emoji_id"] = self.icon_custom_emoji_id
+        return topic
 
 
 @dataclass(eq=False)
@@ -266,6 +332,18 @@ class SimChat:
     messages: dict[int, MessageRecord] = field(default_factory=dict, repr=False)
     next_message_id: int = 1
     chat_instance: str = ""
+    #: A forum supergroup: messages go to topics (none: the General topic).
+    is_forum: bool = False
+    #: Forum topics by ``message_thread_id`` (deleted ones too).
+    topics: dict[int, ForumTopic] = field(default_factory=dict, repr=False)
+    #: May the bot (an administrator) manage topics: create without being refused,
+    #: close others' topics, and post in closed ones.
+    bot_manages_topics: bool = False
+    #: Set once a basic group became a supergroup: the supergroup's id. Every call
+    #: naming this chat is then refused with ``migrate_to_chat_id``.
+    migrated_to: int | None = None
+    #: In a supergroup made from a basic group: the old group's id.
+    migrated_from: int | None = None
     _listener: _StatusListener | None = field(default=None, repr=False)
 
     @property
@@ -300,9 +378,25 @@ class SimChat:
         """(Re-)add the bot to the group, as a member or an administrator."""
         self.set_bot_status("administrator" if admin else "member", actor=by or self.owner())
 
-    def set_member(self, user: SimUser, status: MemberStatus = "member") -> None:
-        """Add a user, change their status, or let them leave (``"left"``)."""
-        self.members[user.id] = Member(user, status)
+    def set_member(
+        self, user: SimUser, status: MemberStatus = "member", *, anonymous: bool = False
+    ) -> None:
+        """Add a user, change their status, or let them leave (``"left"``).
+
+        ``anonymous``: an admin or the creator who remains anonymous (posts as the group).
+        """
+        if anonymous and status not in ("creator", "administrator"):
+            raise SimulationError("only administrators can remain anonymous")
+        self.members[user.id] = Member(user, status, anonymous)
+
+    def is_anonymous(self, user: SimUser) -> bool:
+        member = self.members.get(user.id)
+        return bool(member and member.anonymous and member.status in ("creator", "administrator"))
+
+    def topic(self, thread_id: int | None) -> ForumTopic | None:
+        """A topic that exists (not deleted), by its ``message_thread_id``."""
+        topic = self.topics.get(thread_id) if thread_id is not None else None
+        return None if topic is None or topic.deleted else topic
 
     def status_of(self, user: SimUser) -> MemberStatus:
         if self.is_private:
@@ -325,6 +419,8 @@ class SimChat:
         *,
         reply_to: MessageRecord | None = None,
         via_bot: bool = False,
+        thread_id: int | None = None,
+        anonymous: bool = False,
     ) -> MessageRecord:
         record = MessageRecord(
             chat=self,
@@ -333,6 +429,8 @@ class SimChat:
             versions=[version],
             reply_to=reply_to,
             via_bot=via_bot,
+            thread_id=thread_id,
+            anonymous=anonymous,
         )
         self.messages[record.message_id] = record
         self.next_message_id += 1
@@ -360,6 +458,8 @@ class SimChat:
             chat["title"] = self.title
         if self.username and not self.is_private:
             chat["username"] = self.username
+        if self.is_forum:
+            chat["is_forum"] = True
         return chat
 
     def full_info(self) -> JSON:

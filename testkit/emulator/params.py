@@ -43,6 +43,7 @@ STRING_PARAMS = frozenset(
         "business_connection_id",
         "message_effect_id",
         "emoji",
+        "icon_custom_emoji_id",
     }
 )
 

@@ -19,10 +19,13 @@ from testkit.emulator.errors import (
 )
 from testkit.emulator.models import (
     JSON,
+    TOPIC_COLORS,
     CallbackAnswer,
+    ForumTopic,
     InlineResults,
     MemberStatus,
     MessageRecord,
+    MessageVersion,
     PendingQuery,
     SimChat,
     SimUser,
@@ -167,6 +170,50 @@ class World:
             },
         )
 
+    # forum topics (for the Bot API methods and the test helpers alike) ---------------------
+
+    def create_topic(
+        self,
+        chat: SimChat,
+        name: str,
+        creator: SimUser | None,
+        icon_color: int | None = None,
+        icon_custom_emoji_id: str | None = None,
+    ) -> tuple[ForumTopic, MessageRecord]:
+        """A new topic and its ``forum_topic_created`` message (whose id is the topic's)."""
+        if not chat.is_forum:
+            raise bad_request("the chat is not a forum")
+        color = TOPIC_COLORS[0] if icon_color is None else icon_color
+        if color not in TOPIC_COLORS:
+            raise bad_request("TOPIC_ICON_COLOR_INVALID")  # not checked against Telegram
+        created: JSON = {"name": name, "icon_color": color}
+        if icon_custom_emoji_id:
+            created["icon_custom_emoji_id"] = icon_custom_emoji_id
+        record = chat.add_message(creator, MessageVersion("", source=""))
+        record.service = {"forum_topic_created": created}
+        topic = ForumTopic(record.message_id, name, color, icon_custom_emoji_id, creator)
+        chat.topics[topic.thread_id] = topic
+        record.thread_id = topic.thread_id
+        self.emit("message", record)
+        return topic, record
+
+    def topic_service(
+        self, chat: SimChat, topic: ForumTopic, actor: SimUser | None, service: JSON
+    ) -> MessageRecord:
+        """A service message in ``topic`` (``forum_topic_closed`` ...)."""
+        record = chat.add_message(actor, MessageVersion("", source=""), thread_id=topic.thread_id)
+        record.service = service
+        self.emit("message", record)
+        return record
+
+    def delete_topic(self, chat: SimChat, topic: ForumTopic) -> None:
+        """Delete a topic with every message in it (Telegram sends no update)."""
+        topic.deleted = True
+        for record in chat.messages.values():
+            if record.thread_id == topic.thread_id and not record.deleted:
+                record.deleted = True
+                self.emit("delete", record)
+
     # look-ups for the Bot API --------------------------------------------------------
 
     def resolve_chat(self, chat_id: Any) -> SimChat:
@@ -186,6 +233,13 @@ class World:
                 chat = None
         if chat is None:
             raise bad_request("chat not found")
+        if chat.migrated_to is not None:
+            # python-telegram-bot raises ChatMigrated for these parameters.
+            raise ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": chat.migrated_to},
+            )
         return chat
 
     def check_access(self, chat: SimChat) -> None:
@@ -222,13 +276,22 @@ class World:
         except (TypeError, ValueError):
             return None
 
-    def member_object(self, user: JSON, status: MemberStatus) -> JSON:
+    def member_object(
+        self,
+        user: JSON,
+        status: MemberStatus,
+        *,
+        anonymous: bool = False,
+        manages_topics: bool = False,
+    ) -> JSON:
         """The Bot API ``ChatMember`` object for ``user`` with ``status``."""
         member: JSON = {"status": status, "user": user}
         if status == "creator":
-            member["is_anonymous"] = False
+            member["is_anonymous"] = anonymous
         elif status == "administrator":
             member.update(ADMIN_RIGHTS)
+            member["is_anonymous"] = anonymous
+            member["can_manage_topics"] = manages_topics
         elif status == "kicked":
             member["until_date"] = 0
         return member
