@@ -21,7 +21,8 @@ refusals in 10 minutes; with 5 and 3 and no check of a grant's age, 15.)
 
 :class:`SharedRateLimiter` plugs this into python-telegram-bot (``rate_limiter=``), so
 every message the worker posts or edits waits for its tokens: the outbox's, and a
-handler's own replies.
+handler's own replies. :class:`PacingRateLimiter` is python-telegram-bot's
+``AIORateLimiter`` for one process, without its ERROR and traceback for every 429.
 """
 
 from __future__ import annotations
@@ -35,11 +36,20 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from telegram.ext import BaseRateLimiter
+from telegram.error import RetryAfter
+from telegram.ext import AIORateLimiter, BaseRateLimiter
 
 from telegram_bot.platform.storage.db import create_engine
 
-__all__ = ["GROUP", "OVERALL", "Bucket", "Grant", "SharedLimiter", "SharedRateLimiter"]
+__all__ = [
+    "GROUP",
+    "OVERALL",
+    "Bucket",
+    "Grant",
+    "PacingRateLimiter",
+    "SharedLimiter",
+    "SharedRateLimiter",
+]
 
 log = logging.getLogger(__name__)
 
@@ -279,3 +289,54 @@ class SharedRateLimiter(BaseRateLimiter[None]):
             # worker was too starved to use at once is given up, not sent late.
             await self.limiter.take_fresh(chat)
         return await callback(*args, **kwargs)
+
+
+class _Refused(Exception):
+    """A 429 carried past ``AIORateLimiter``, which would log it with a traceback."""
+
+    def __init__(self, error: RetryAfter) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class PacingRateLimiter(AIORateLimiter):
+    """python-telegram-bot's ``AIORateLimiter`` (leaky buckets in this process) that
+    never retries: a 429 goes straight to the caller (the outbox reschedules the
+    message; a handler's reply is dropped), logged here as one INFO line.
+
+    ``AIORateLimiter`` with ``max_retries=0`` logs every 429 as an ERROR with a
+    traceback ("Rate limit hit after maximum of 0 retries"): a flood limit is Telegram
+    working as documented, not a failure of the bot.
+    """
+
+    def __init__(self, **limits: Any) -> None:
+        limits["max_retries"] = 0
+        super().__init__(**limits)
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, Any]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
+        async def once(*a: Any, **kw: Any) -> Any:
+            try:
+                return await callback(*a, **kw)
+            except RetryAfter as exc:
+                raise _Refused(exc) from None
+
+        try:
+            return await super().process_request(
+                once, args, kwargs, endpoint, data, rate_limit_args
+            )
+        except _Refused as refused:
+            log.info(
+                "%s to chat %s: flood limit (429): %s",
+                endpoint,
+                data.get("chat_id"),
+                refused.error,
+            )
+            raise refused.error from None

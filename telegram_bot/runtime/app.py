@@ -12,14 +12,14 @@ from typing import Any
 
 from telegram import Bot, BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
+from telegram.ext import Application, ApplicationBuilder
 
 from telegram_bot.chat import guide
 from telegram_bot.chat.i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from telegram_bot.handlers import commands as handlers
 from telegram_bot.platform.http import make_request
 from telegram_bot.platform.outbox import Outbox
-from telegram_bot.platform.ratelimit import SharedRateLimiter
+from telegram_bot.platform.ratelimit import PacingRateLimiter, SharedRateLimiter
 from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
 from telegram_bot.platform.thinking import Thinkers
 from telegram_bot.runtime.config import Settings
@@ -92,12 +92,11 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         # never passes 4 + 15 = 19 calls in any 60 s, and the overall bucket of 10
         # refilled at 10 per 0.5 s never passes 10 + 20 = 30 calls in any second.
         builder = builder.rate_limiter(
-            AIORateLimiter(
+            PacingRateLimiter(
                 overall_max_rate=10,
                 overall_time_period=0.5,
                 group_max_rate=4,
                 group_time_period=16,
-                max_retries=0,
             )
         )
 
