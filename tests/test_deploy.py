@@ -358,6 +358,163 @@ def test_compose_runs_an_ingress_and_two_workers_on_one_postgresql():
         assert service["restart"] in ("unless-stopped", "always", "on-failure")
 
 
+_VARIABLE = re.compile(r"\$\{(\w+)(?::([?-])([^}]*))?\}")
+
+
+def interpolate(value: str, env: dict[str, str]) -> str:
+    """Compose's ``${VAR}``, ``${VAR:-default}`` and ``${VAR:?error}`` (empty = unset)."""
+
+    def one(m: re.Match[str]) -> str:
+        name, kind, arg = m.group(1), m.group(2), m.group(3)
+        if env.get(name):
+            return env[name]
+        if kind == "?":
+            raise KeyError(f"{name}: {arg}")
+        return arg if kind == "-" else ""
+
+    return _VARIABLE.sub(one, value)
+
+
+def test_compose_has_no_default_secret_or_password():
+    """Without WEBHOOK_SECRET the ingress takes updates from anyone who finds the URL;
+    a default database password is everyone's. Compose must refuse to start instead."""
+    services = compose()["services"]
+    ingress, worker, postgres = services["ingress"], services["worker"], services["postgres"]
+    full = {
+        "BOT_TOKEN": "1:x",
+        "WEBHOOK_URL": "https://example.org",
+        "WEBHOOK_SECRET": "s3cret",
+        "POSTGRES_PASSWORD": "pw",
+    }
+    secret = ingress["environment"]["WEBHOOK_SECRET"]
+    assert interpolate(secret, full) == "s3cret"
+    settings = [
+        secret,
+        ingress["environment"]["DATABASE_URL"],
+        worker["environment"]["DATABASE_URL"],
+        postgres["environment"]["POSTGRES_PASSWORD"],
+    ]
+    for value in settings:
+        interpolate(value, full)
+    for missing in ("WEBHOOK_SECRET", "POSTGRES_PASSWORD"):
+        for empty in ({k: v for k, v in full.items() if k != missing}, {**full, missing: ""}):
+            refused = [v for v in settings if missing in v]
+            assert refused, missing
+            for value in refused:
+                with pytest.raises(KeyError, match=missing):
+                    interpolate(value, empty)
+    url = interpolate(worker["environment"]["DATABASE_URL"], full)
+    assert url == "postgresql://hokm:pw@postgres:5432/hokm"
+
+
+def health_command(service: str) -> list[str]:
+    test = compose()["services"][service]["healthcheck"]["test"]
+    assert test[0] == "CMD" and test[1] == "python", test
+    return [sys.executable, *test[2:]]
+
+
+def run_health(service: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("HOKM_HEARTBEAT_FILE",)}
+    return subprocess.run(
+        health_command(service),
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_worker_health_check_reads_the_heartbeat_compose_sets(tmp_path):
+    worker = compose()["services"]["worker"]
+    heartbeat = worker["environment"]["HOKM_HEARTBEAT_FILE"]
+    assert heartbeat.startswith("/tmp/"), "the image's user may write only there"
+    assert worker["healthcheck"]["start_period"], "a worker migrates and starts first"
+    beat = tmp_path / "worker.heartbeat"
+    done = run_health("worker", HOKM_HEARTBEAT_FILE=str(beat))
+    assert done.returncode == 1 and "no heartbeat" in done.stderr
+    beat.touch()
+    assert run_health("worker", HOKM_HEARTBEAT_FILE=str(beat)).returncode == 0
+    old = beat.stat().st_mtime - 120
+    os.utime(beat, (old, old))
+    done = run_health("worker", HOKM_HEARTBEAT_FILE=str(beat))
+    assert done.returncode == 1 and "heartbeat" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_ingress_health_check_asks_its_port(tmp_path):
+    import http.server
+    import threading
+
+    ingress = compose()["services"]["ingress"]
+    assert ingress["healthcheck"]["start_period"]
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        # Any answer will do (here 501): the webhook's path is secret.
+        assert run_health("ingress", WEBHOOK_PORT=str(port)).returncode == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    done = run_health("ingress", WEBHOOK_PORT=str(port))
+    assert done.returncode == 1 and f"port {port}" in done.stderr
+
+
+def pool_sizes() -> dict[str, int]:
+    """The connections each engine the bot creates may hold, from the code: every
+    ``create_engine(`` call in telegram_bot must be one of these (a new one must be
+    counted here, and in docker-compose.yml's max_connections)."""
+    from telegram_bot.platform.storage.db import create_engine
+
+    default = create_engine("postgresql://hokm:pw@postgres:5432/hokm")
+    pool = default.sync_engine.pool
+    kept = pool.size() + pool._max_overflow  # type: ignore[attr-defined]
+    calls: dict[str, list[str]] = {}
+    for path in (ROOT / "telegram_bot").rglob("*.py"):
+        for line in path.read_text().splitlines():
+            if "create_engine(" in line and "def create_engine" not in line:
+                calls.setdefault(path.relative_to(ROOT).as_posix(), []).append(line.strip())
+    assert calls == {
+        "telegram_bot/platform/storage/db.py": [
+            ">>> engine = create_engine(url)",
+            "engine = create_engine(text)",  # migrate(): one connection, while starting
+        ],
+        "telegram_bot/platform/migrations/env.py": [
+            "engine = create_engine(_url(), poolclass=pool.NullPool)",  # unused by migrate()
+        ],
+        "telegram_bot/runtime/app.py": ["engine = create_engine(settings.database_url)"],
+        "telegram_bot/runtime/cluster.py": [
+            "engine = create_engine(url, pool_size=8, max_overflow=0)  # one short insert a request",
+            "engine = create_engine(url)",
+        ],
+        "telegram_bot/platform/ratelimit.py": [
+            "engine = create_engine(self.database_url, pool_size=4, max_overflow=0)"
+        ],
+    }, calls
+    cluster = (ROOT / "telegram_bot" / "runtime" / "cluster.py").read_text()
+    assert cluster.count("asyncpg.connect(") == 1  # the worker's LISTEN connection
+    return {"worker": kept + kept + 4 + 1 + 1, "ingress": 8 + 1}
+
+
+def test_postgresql_takes_the_connections_of_the_scale_example():
+    """README and compose say ``--scale worker=4``; PostgreSQL's default 100 connections
+    were not enough for that (an ingress and 3 workers held 71-79)."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    scales = {int(n) for n in re.findall(r"--scale worker=(\d+)", text)}
+    readme = ROOT / "README.md"
+    if readme.exists():
+        scales |= {int(n) for n in re.findall(r"--scale worker=(\d+)", readme.read_text())}
+    workers = max(scales | {compose()["services"]["worker"]["deploy"]["replicas"]})
+    sizes = pool_sizes()
+    needed = workers * sizes["worker"] + sizes["ingress"] + 3  # + superuser_reserved
+    command = compose()["services"]["postgres"]["command"]
+    limit = next(int(a.split("=", 1)[1]) for a in command if a.startswith("max_connections="))
+    assert limit >= needed, (workers, sizes, limit)
+    assert f"{workers} x {sizes['worker']} + {sizes['ingress']} = {needed - 3}" in text
+
+
 def test_the_roles_compose_runs_are_roles_of_the_cluster_command():
     if not (ROOT / "telegram_bot" / "runtime" / "cluster.py").exists():
         pytest.skip("telegram_bot.runtime.cluster is not in this checkout")

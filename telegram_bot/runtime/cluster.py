@@ -36,6 +36,7 @@ from telegram import Bot, Update
 from telegram_bot.platform.storage.db import create_engine, migrate, normalize_url
 from telegram_bot.runtime.app import build_application, close_application, open_application
 from telegram_bot.runtime.config import Settings
+from telegram_bot.runtime.health import beat
 from telegram_bot.service import languages, reposts
 
 __all__ = ["main", "run_ingress", "run_worker"]
@@ -161,6 +162,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
 
     try:
         while not stop.is_set():
+            beat()  # for the health check (telegram_bot.runtime.health): a stuck loop stops it
             wake.clear()
             # At most BATCH updates in hand: claiming more than it can handle, a busy
             # worker would run out of connections and let its leases expire.
