@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from telegram import Bot, BotCommand, Update
-from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
 from telegram_bot.chat import guide
@@ -23,6 +23,7 @@ from telegram_bot.platform.ratelimit import PacingRateLimiter, SharedRateLimiter
 from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
 from telegram_bot.platform.thinking import Thinkers
 from telegram_bot.runtime.config import Settings
+from telegram_bot.runtime.startup import EXIT_USAGE, guarded, require_token
 from telegram_bot.runtime.updates import TrackingUpdateProcessor
 from telegram_bot.service.games import GameService, ServiceConfig
 from telegram_bot.service.sweeper import Sweeper
@@ -58,13 +59,6 @@ def no_token_message(environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     in_container = env.get("HOKM_IN_CONTAINER", "") not in ("", "0")
     return NO_TOKEN.format(**(CONTAINER_COMMANDS if in_container else CHECKOUT_COMMANDS))
-
-
-BAD_TOKEN = (
-    "Telegram refused BOT_TOKEN (401 Unauthorized): copy the token @BotFather gave you "
-    "(/mybots, then API Token), e.g. 123456789:AA..."
-)
-UNREACHABLE = "Could not reach the Telegram Bot API at {where}: {error}"
 
 
 def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -177,6 +171,7 @@ async def close_application(app: Application[Any, Any, Any, Any, Any, Any]) -> N
 
 
 def main() -> int:
+    """The bot in one process (polling, or webhook with WEBHOOK_URL): the ``run`` role."""
     logging.basicConfig(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO
     )
@@ -184,22 +179,18 @@ def main() -> int:
     settings = Settings.from_env()
     if not settings.token:
         print(no_token_message(), file=sys.stderr)
-        return 2
-    try:
+        return EXIT_USAGE
+
+    def start() -> None:
+        require_token(settings)  # a typo is refused here, before any network call
         # Asked once before python-telegram-bot's start-up loop, which would log a
         # traceback for a wrong token or an unreachable server.
         asyncio.run(check_token(settings))
         app = build_application(settings)
         tune_gc()
         run(app, settings)
-    except InvalidToken:
-        print(BAD_TOKEN, file=sys.stderr)
-        return 2
-    except NetworkError as error:
-        where = settings.api_url or "https://api.telegram.org"
-        print(UNREACHABLE.format(where=where, error=error), file=sys.stderr)
-        return 3
-    return 0
+
+    return guarded(start, settings)
 
 
 def tune_gc() -> None:

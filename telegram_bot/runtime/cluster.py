@@ -34,12 +34,28 @@ from sqlalchemy import text
 from telegram import Bot, Update
 
 from telegram_bot.platform.storage.db import create_engine, migrate, normalize_url
-from telegram_bot.runtime.app import build_application, close_application, open_application
+from telegram_bot.runtime.app import (
+    build_application,
+    check_token,
+    close_application,
+    open_application,
+)
 from telegram_bot.runtime.config import Settings
 from telegram_bot.runtime.health import beat
+from telegram_bot.runtime.startup import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    SETTINGS,
+    ConfigError,
+    Unavailable,
+    add_roles,
+    guarded,
+    require_token,
+    say,
+)
 from telegram_bot.service import languages, reposts
 
-__all__ = ["main", "run_ingress", "run_worker"]
+__all__ = ["add_arguments", "main", "run_ingress", "run_role", "run_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +78,7 @@ RETURNING id, payload
 def _require_postgres(settings: Settings) -> str:
     url = normalize_url(settings.database_url)
     if not url.startswith("postgresql"):
-        raise SystemExit("several processes need PostgreSQL: set DATABASE_URL=postgresql://…")
+        raise ConfigError("several processes need PostgreSQL: set DATABASE_URL=postgresql://…")
     return url
 
 
@@ -74,9 +90,8 @@ def _asyncpg_dsn(url: str) -> str:
 
 
 async def run_ingress(settings: Settings, stop: asyncio.Event) -> None:
-    """Receive the webhook until ``stop`` is set."""
+    """Receive the webhook until ``stop`` is set (the database migrated: run_role)."""
     url = _require_postgres(settings)
-    await migrate(url)
     engine = create_engine(url, pool_size=8, max_overflow=0)  # one short insert a request
     path = f"/{settings.token}"
 
@@ -105,7 +120,13 @@ async def run_ingress(settings: Settings, stop: asyncio.Event) -> None:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.webhook_listen, settings.webhook_port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        await engine.dispose()
+        where = f"{settings.webhook_listen}:{settings.webhook_port}"
+        raise Unavailable(f"Could not listen on {where}: {error.strerror or error}") from None
     bot = _bot(settings)
     async with bot:
         await bot.set_webhook(
@@ -203,23 +224,37 @@ async def _first(*events: asyncio.Event) -> None:
 # ----------------------------------------------------------------------------- all
 
 
-async def run_all(settings: Settings, workers: int, stop: asyncio.Event) -> None:
-    """The ingress and ``workers`` workers as child processes, stopped together."""
-    await migrate(_require_postgres(settings))
+async def run_all(settings: Settings, workers: int, stop: asyncio.Event) -> int:
+    """The ingress and ``workers`` workers as child processes, stopped together: on
+    ``stop``, or as soon as one exits (a half cluster would look alive and play
+    nothing). Returns 0 when stopped, else the status of the child that failed."""
+    roles = ["ingress"] + ["worker"] * workers
     procs = [
         await asyncio.create_subprocess_exec(
             sys.executable, "-m", "telegram_bot.runtime.cluster", role
         )
-        for role in ["ingress"] + ["worker"] * workers
+        for role in roles
     ]
-    waiters = [asyncio.create_task(p.wait()) for p in procs]
+    waiters = {
+        asyncio.create_task(p.wait()): (role, p) for role, p in zip(roles, procs, strict=True)
+    }
     stopper = asyncio.create_task(stop.wait())
-    await asyncio.wait([stopper, *waiters], return_when=asyncio.FIRST_COMPLETED)
+    done, _ = await asyncio.wait([stopper, *waiters], return_when=asyncio.FIRST_COMPLETED)
+    failed = None
+    if not stop.is_set():
+        # A child ended on its own: whatever its status, the cluster is broken.
+        role, proc = next(waiters[t] for t in done if t in waiters)
+        failed = proc.returncode or EXIT_FAILED
+        say(f"{role}[{proc.pid}] exited with status {proc.returncode}: stopping the others")
     for p in procs:
         if p.returncode is None:
             p.send_signal(signal.SIGTERM)
     await asyncio.gather(*waiters)
     stopper.cancel()
+    if failed is not None:
+        return failed if failed > 0 else EXIT_FAILED
+    bad = [p.returncode for p in procs if p.returncode not in (0, -signal.SIGTERM)]
+    return bad[0] if bad and bad[0] > 0 else (EXIT_FAILED if bad else 0)
 
 
 def free_port() -> int:
@@ -228,13 +263,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The roles as subcommands of ``parser`` (here, and in ``python -m telegram_bot``)."""
+    roles = parser.add_subparsers(dest="command", metavar="ROLE", required=True)
+    add_roles(roles, ["ingress", "worker", "all"])
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("role", choices=("ingress", "worker", "all"))
-    parser.add_argument("--workers", type=int, default=2, help="with 'all': how many workers")
-    args = parser.parse_args(argv)
+    parser = argparse.ArgumentParser(
+        prog="python -m telegram_bot.runtime.cluster",
+        description=__doc__.split("\n\n")[0],
+        epilog=f"{SETTINGS}\n\n{EXIT_CODES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return run_role(parser.parse_args(argv))
+
+
+def run_role(args: argparse.Namespace) -> int:
+    """Run the role ``args.command`` (ingress, worker, all) until SIGTERM or SIGINT."""
+    role = args.command
     logging.basicConfig(
-        format=f"%(asctime)s {args.role}[{os.getpid()}] %(levelname)s %(name)s: %(message)s",
+        format=f"%(asctime)s {role}[{os.getpid()}] %(levelname)s %(name)s: %(message)s",
         level=logging.INFO,
     )
     if os.environ.get("HOKM_DEBUG"):
@@ -244,24 +294,30 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("httpcore", "asyncio", "aiosqlite", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = Settings.from_env()
-    if not settings.token:
-        print("BOT_TOKEN is not set.", file=sys.stderr)
-        return 2
+    status = 0
 
     async def run() -> None:
+        nonlocal status
+        require_token(settings)
+        url = _require_postgres(settings)
+        # Telegram, then the database, before anything starts (a port, a child, the
+        # Application): each failure is then one line here, not a half-started
+        # process's warnings and tracebacks. Each process migrates (one at a time, under
+        # an advisory lock), so an upgraded image migrates as it starts.
+        await check_token(settings)
+        await migrate(url)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        if args.role == "ingress":
+        if role == "ingress":
             await run_ingress(settings, stop)
-        elif args.role == "worker":
+        elif role == "worker":
             await run_worker(settings, stop)
         else:
-            await run_all(settings, args.workers, stop)
+            status = await run_all(settings, args.workers, stop)
 
-    asyncio.run(run())
-    return 0
+    return guarded(lambda: asyncio.run(run()), settings) or status
 
 
 if __name__ == "__main__":

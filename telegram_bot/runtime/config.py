@@ -3,11 +3,58 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from telegram_bot.platform.storage.db import database_url_from_env
 
-__all__ = ["Settings"]
+__all__ = ["ENVIRONMENT", "Settings", "token_problem"]
+
+#: Every variable the bot reads, with what it means: printed by ``--help`` and kept
+#: in step with README's table and with the code by tests/bot/test_cli.py.
+ENVIRONMENT: tuple[tuple[str, str], ...] = (
+    ("BOT_TOKEN", "the bot's token from @BotFather (required)"),
+    ("DATABASE_URL", "default SQLite hokm.sqlite3; postgresql://... for PostgreSQL"),
+    ("HOKM_DATA_DIR", "the folder of the default SQLite file (the image: /data)"),
+    ("WEBHOOK_URL", "public HTTPS URL: webhook mode (long polling when unset)"),
+    ("WEBHOOK_LISTEN", "address the webhook server listens on (default 0.0.0.0)"),
+    ("WEBHOOK_PORT", "its port (default 8443)"),
+    ("WEBHOOK_SECRET", "secret Telegram sends with every webhook delivery"),
+    ("TELEGRAM_API_URL", "a self-hosted Bot API server (or the emulator)"),
+    ("HOKM_COMPUTER_DELAY", "seconds before a computer plays (default 1)"),
+    ("HOKM_HAND_PAUSE", "seconds of pause after a hand (default 2)"),
+    ("HOKM_THINK_SECONDS", "hard computer's thinking budget per move (default 1)"),
+    ("HOKM_THINK_PROCESSES", "processes for its search (default one per core; 0: a thread)"),
+    ("HOKM_HTTP", "Bot API client: lean (default) or httpx"),
+    ("HOKM_SQLITE_THREADS", "1: SQLite calls in aiosqlite's threads"),
+    ("HOKM_RATE_LIMIT", "0: no client-side pacing of Bot API calls"),
+    ("HOKM_IDLE_HOURS", "games idle this long end as abandoned (default 24; 0: never)"),
+    ("HOKM_SWEEP_SECONDS", "how often idle games and waiting turns are looked for (default 5)"),
+    ("HOKM_DEAL_SEED", "tests and demos only: reproducible deals"),
+    ("HOKM_LOCALES_DIR", "where the catalogs are (default locales/ of the checkout)"),
+    ("HOKM_IN_CONTAINER", "set by the image: messages give docker commands"),
+    ("HOKM_SHARED", "set for cluster workers: one of several processes on PostgreSQL"),
+    ("HOKM_DEBUG", "cluster roles: log the bot's own steps at DEBUG"),
+)
+
+#: What a token looks like: the bot's id, a colon, a secret of letters, digits, - and _.
+#: Telegram's secrets are 35 characters; fakes for an emulator may be shorter.
+_TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]+$")
+_TELEGRAM_SECRET_MIN = 30
+
+
+def token_problem(token: str, api_url: str | None) -> str | None:
+    """Why ``token`` cannot be a bot token, or None: checked before any network call,
+    so a typo is reported as one, not as an unreachable Telegram."""
+    if not _TOKEN_SHAPE.match(token):
+        return "BOT_TOKEN is malformed: a token looks like 123456789:AA... (digits, a colon, the secret)"
+    secret = token.partition(":")[2]
+    if api_url is None and len(secret) < _TELEGRAM_SECRET_MIN:
+        return (
+            f"BOT_TOKEN is malformed: its secret after the colon has {len(secret)} characters, "
+            "Telegram's have 35; copy the whole token @BotFather gave you"
+        )
+    return None
 
 
 @dataclass(frozen=True)

@@ -463,7 +463,7 @@ def _breakdown(calls) -> str:
 
 @pytest.mark.parametrize("pings", ["no pings", "a ping every turn"])
 async def test_calls_per_card_and_no_hand_in_group(emu, runner, pings):
-    """Counts Bot API sends, edits and deletes per card played (reported in the README)."""
+    """Counts Bot API sends, edits and deletes per card played (reported in docs/performance.md)."""
     people = await _people(emu, ["A1", "A2", "A3", "A4"], lang="en")
     group = emu.add_group("Count", members=people, admins=[people[0]])
     game, lobby = await _open(emu, runner, group, people[0], timer=0, target=1)
