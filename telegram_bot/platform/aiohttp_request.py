@@ -18,6 +18,8 @@ the failures end as they do there:
   403, ...) are mapped to python-telegram-bot's exceptions by ``BaseRequest``;
 - plain calls send the form-encoded parameters httpx sends; a call with files is a
   multipart ``aiohttp.FormData`` (with ``media_write_timeout`` for the write);
+- each connection reads at most 16 KiB at a time, not asyncio's 256 KiB (see
+  :class:`_Connector`);
 - ``proxy``: an ``http://`` proxy URL for every call (aiohttp speaks no SOCKS);
   ``aiohttp_kwargs`` go to the ``ClientSession`` as they are (as ``httpx_kwargs``).
 """
@@ -39,6 +41,31 @@ _POOL_TIMEOUT_MESSAGE = (
     "Request was *not* sent to Telegram. Consider adjusting the connection "
     "pool size or the pool timeout."
 )
+
+
+#: Bytes a connection reads at a time.
+_READ_SIZE = 16384
+
+
+class _Connector(aiohttp.TCPConnector):
+    """aiohttp's connector, each new connection made to read 16 KiB at a time.
+
+    aiohttp's protocol takes data with ``data_received``: for each read asyncio makes a
+    new 256 KiB block (its transports' ``max_size``, TLS's too) and shrinks it to what
+    came. In glibc's heap those blocks, and the small objects placed in the space they
+    gave back, made the bot's RSS grow with the calls it made (issue 14;
+    ``tests/bot/test_memory.py`` holds a call's peak under 64 KiB). ``max_size`` and
+    ``_create_connection`` are asyncio's and aiohttp's own, not public: the memory test
+    fails if either changes under us."""
+
+    async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:
+        proto = await super()._create_connection(req, traces, timeout)
+        transport = proto.transport
+        # Under TLS, the reads that make new blocks are the TLS protocol's.
+        reader = getattr(transport, "_ssl_protocol", None) or transport
+        if reader is not None and hasattr(reader, "max_size"):
+            reader.max_size = _READ_SIZE
+        return proto
 
 
 def _total(*parts: float | None) -> float | None:
@@ -105,7 +132,7 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         if self._session is not None and not self._session.closed:
             return
-        connector = aiohttp.TCPConnector(limit=self._size, limit_per_host=0)
+        connector = _Connector(limit=self._size, limit_per_host=0)
         kwargs: dict[str, Any] = {
             "connector": connector,
             "timeout": self._timeout,
