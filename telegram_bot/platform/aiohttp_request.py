@@ -10,9 +10,11 @@ the failures end as they do there:
   ``connect`` timeout and could not be told apart from a slow connect);
 - ``connect_timeout`` (aiohttp's ``sock_connect``) and ``read_timeout`` (its
   ``sock_read``: the longest wait for the next piece of the answer) raise
-  ``TimedOut``. aiohttp has no write timeout of its own: the whole call is bounded
-  by connect + write + read, when all three are set; a timed-out connection is
-  closed by aiohttp, never reused;
+  ``TimedOut``; a timed-out connection is closed by aiohttp, never reused. aiohttp
+  has no write timeout of its own: an upload is bounded as a whole by connect +
+  ``media_write_timeout`` + read. A plain call's few hundred bytes go to the socket's
+  buffer in one write, on a connection that has no other call in flight, so it has
+  no such bound (each timer is CPU on every call);
 - any other aiohttp or socket error (refused, reset, the server hanging up mid-call,
   a malformed answer) is ``NetworkError``; status codes (429's ``retry_after``, 400,
   403, ...) are mapped to python-telegram-bot's exceptions by ``BaseRequest``;
@@ -31,6 +33,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
+import yarl
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
@@ -43,6 +46,8 @@ _POOL_TIMEOUT_MESSAGE = (
 )
 
 
+#: Parsed URLs kept (see AiohttpRequest._urls).
+_URLS_KEPT = 256
 #: Bytes a connection reads at a time.
 _READ_SIZE = 16384
 
@@ -87,6 +92,7 @@ class AiohttpRequest(BaseRequest):
         "_session_kwargs",
         "_size",
         "_timeout",
+        "_urls",
         "_write_timeout",
     )
 
@@ -110,6 +116,8 @@ class AiohttpRequest(BaseRequest):
         self._proxy = proxy
         self._session_kwargs = aiohttp_kwargs or {}
         self._session: aiohttp.ClientSession | None = None
+        #: Parsed URLs by their text: a bot calls a few dozen methods, each its own URL.
+        self._urls: dict[str, yarl.URL] = {}
         self._pool: asyncio.Semaphore | None = None
         self._timeout = self._client_timeout(connect_timeout, write_timeout, read_timeout)
         self._headers = {
@@ -119,11 +127,10 @@ class AiohttpRequest(BaseRequest):
 
     @staticmethod
     def _client_timeout(
-        connect: float | None, write: float | None, read: float | None
+        connect: float | None, write: float | None, read: float | None, files: bool = False
     ) -> aiohttp.ClientTimeout:
-        return aiohttp.ClientTimeout(
-            total=_total(connect, write, read), sock_connect=connect, sock_read=read
-        )
+        total = _total(connect, write, read) if files else None
+        return aiohttp.ClientTimeout(total=total, sock_connect=connect, sock_read=read)
 
     @property
     def read_timeout(self) -> float | None:
@@ -181,7 +188,7 @@ class AiohttpRequest(BaseRequest):
         timeout = (
             self._timeout
             if defaults
-            else self._client_timeout(connect_timeout, write_timeout, read_timeout)
+            else self._client_timeout(connect_timeout, write_timeout, read_timeout, files)
         )
 
         headers: dict[str, str] | None = self._headers
@@ -198,6 +205,12 @@ class AiohttpRequest(BaseRequest):
         else:
             headers = {"User-Agent": self.USER_AGENT}
 
+        target = self._urls.get(url)
+        if target is None:
+            target = yarl.URL(url)
+            if len(self._urls) < _URLS_KEPT:  # file downloads' URLs are many
+                self._urls[url] = target
+
         if pool.locked():
             try:
                 async with asyncio.timeout(pool_timeout):
@@ -208,7 +221,7 @@ class AiohttpRequest(BaseRequest):
             await pool.acquire()  # free: no wait
         try:
             async with session.request(
-                method, url, data=data, headers=headers, timeout=timeout, proxy=self._proxy
+                method, target, data=data, headers=headers, timeout=timeout, proxy=self._proxy
             ) as response:
                 return response.status, await response.read()
         except TimeoutError as exc:  # aiohttp's ServerTimeoutError is one too
