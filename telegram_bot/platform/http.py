@@ -22,7 +22,9 @@ kept-alive connection:
   files, and every call when a proxy is configured (``HTTPS_PROXY``, ``ALL_PROXY``,
   ...), goes through an ``HTTPXRequest`` kept for that.
 
-``HOKM_HTTP=httpx`` makes the bot use ``HTTPXRequest`` for everything.
+``HOKM_HTTP=httpx`` makes the bot use ``HTTPXRequest`` for everything;
+``HOKM_HTTP=aiohttp`` the client on aiohttp (:mod:`telegram_bot.platform.aiohttp_request`),
+which costs about a fifth more CPU per play (docs/http-client.md).
 """
 
 from __future__ import annotations
