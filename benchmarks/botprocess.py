@@ -38,9 +38,17 @@ sys.meta_path.insert(0, _Absent())
 
 _RUN_HOKM = """
 import sys
-from telegram_bot.runtime.app import main
+from {module} import main
 sys.exit(main())
 """
+
+
+def _entry_module(source: Path) -> str:
+    """The bot's entry module in the checkout at ``source``: it moved with the layout
+    (commit ff6628a); a baseline from before the move has it at telegram_bot.app."""
+    if (source / "telegram_bot" / "runtime" / "app.py").exists():
+        return "telegram_bot.runtime.app"
+    return "telegram_bot.app"
 
 
 class BotProcess:
@@ -128,7 +136,7 @@ def hokm_bot(
             }
         )
     env.update(extra_env or {})
-    code = (_HIDE_SNIFFIO if hide_sniffio else "") + _RUN_HOKM
+    code = (_HIDE_SNIFFIO if hide_sniffio else "") + _RUN_HOKM.format(module=_entry_module(source))
     return BotProcess(name, [sys.executable, "-c", code], source, env)
 
 

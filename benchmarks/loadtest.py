@@ -16,7 +16,9 @@ Results are printed and written as JSON under benchmarks/results/.
 
 Bots (``--bots``): ``minimal``, ``minimal-lean`` (the minimal bot on the project's
 lean Bot API client, telegram_bot.platform.http, instead of httpx), ``hokm`` (this checkout),
+``minimal-aiohttp`` (the same on the aiohttp client),
 ``hokm-httpx`` (this checkout on python-telegram-bot's httpx client, HOKM_HTTP=httpx),
+``hokm-lean`` and ``hokm-aiohttp`` (this checkout on the lean or the aiohttp client),
 ``hokm-sqlite-threads`` (this checkout with SQLite in aiosqlite's threads),
 ``hokm-nosniffio`` (this checkout with sniffio made unimportable, as when it is not
 installed), ``baseline`` and ``baseline-nosniffio`` (the checkout at ``--baseline-ref``).
@@ -327,6 +329,8 @@ def _self_pid() -> int:
 _HOKM_VARIANTS: dict[str, dict[str, str]] = {
     "hokm": {},
     "hokm-httpx": {"HOKM_HTTP": "httpx"},
+    "hokm-lean": {"HOKM_HTTP": "lean"},
+    "hokm-aiohttp": {"HOKM_HTTP": "aiohttp"},
     "hokm-sqlite-threads": {"HOKM_SQLITE_THREADS": "1"},
 }
 
@@ -341,8 +345,8 @@ def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
     for name in names:
         hide = name.endswith("-nosniffio")
         base = name.removesuffix("-nosniffio")
-        if base in ("minimal", "minimal-lean"):
-            env = {"MINIMAL_HTTP": "lean"} if base == "minimal-lean" else {}
+        if base in ("minimal", "minimal-lean", "minimal-aiohttp"):
+            env = {"MINIMAL_HTTP": base.removeprefix("minimal-")} if base != "minimal" else {}
             bots.append(Bot(name, "minimal", hide_sniffio=hide, env=env))
         elif base in _HOKM_VARIANTS:
             bots.append(Bot(name, "hokm", ROOT, hide, env=_HOKM_VARIANTS[base]))

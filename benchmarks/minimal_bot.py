@@ -7,9 +7,9 @@ bot, so the CPU it spends per press is what the stack itself costs.
 
     BOT_TOKEN=... TELEGRAM_API_URL=http://127.0.0.1:PORT python -m benchmarks.minimal_bot
 
-With ``MINIMAL_HTTP=lean`` it makes its calls with the project's lean client
-(:mod:`telegram_bot.platform.http`) instead of python-telegram-bot's httpx one: the floor on
-the same transport as the project's bot.
+With ``MINIMAL_HTTP=lean`` (or ``aiohttp``) it makes its calls with the project's
+lean client (or its aiohttp one; :mod:`telegram_bot.platform.http`) instead of
+python-telegram-bot's httpx one: the floor on the same transport as the project's bot.
 """
 
 from __future__ import annotations
@@ -56,12 +56,13 @@ def main() -> int:
         .base_file_url(f"{root}/file/bot")
         .concurrent_updates(64)
     )
-    if os.environ.get("MINIMAL_HTTP", "httpx") == "lean":
+    kind = os.environ.get("MINIMAL_HTTP", "httpx")
+    if kind != "httpx":
         # The project's Bot API client (telegram_bot.platform.http), as the project's bot uses it.
-        from telegram_bot.platform.http import LeanRequest
+        from telegram_bot.platform.http import make_request
 
-        builder = builder.request(LeanRequest(connection_pool_size=32, pool_timeout=10.0))
-        builder = builder.get_updates_request(LeanRequest(connection_pool_size=1))
+        builder = builder.request(make_request(kind, connection_pool_size=32, pool_timeout=10.0))
+        builder = builder.get_updates_request(make_request(kind, connection_pool_size=1))
     else:
         builder = builder.connection_pool_size(32).pool_timeout(10.0)
     app = builder.build()

@@ -22,7 +22,9 @@ kept-alive connection:
   files, and every call when a proxy is configured (``HTTPS_PROXY``, ``ALL_PROXY``,
   ...), goes through an ``HTTPXRequest`` kept for that.
 
-``HOKM_HTTP=httpx`` makes the bot use ``HTTPXRequest`` for everything.
+``HOKM_HTTP=httpx`` makes the bot use ``HTTPXRequest`` for everything;
+``HOKM_HTTP=aiohttp`` the client on aiohttp (:mod:`telegram_bot.platform.aiohttp_request`),
+which costs about a fifth more CPU per play (docs/http-client.md).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from urllib.parse import urlencode, urlsplit
 
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
+
+from telegram_bot.platform.aiohttp_request import AiohttpRequest
 
 __all__ = ["LeanRequest", "make_request", "proxy_configured"]
 
@@ -528,17 +532,29 @@ class _LeanUpdates(LeanRequest):
         return lighten_updates(BaseRequest.parse_json_payload(payload))
 
 
+class _AiohttpUpdates(AiohttpRequest):
+    def parse_json_payload(self, payload: bytes) -> Any:  # type: ignore[override]
+        return lighten_updates(BaseRequest.parse_json_payload(payload))
+
+
 class _HttpxUpdates(HTTPXRequest):
     def parse_json_payload(self, payload: bytes) -> Any:  # type: ignore[override]
         return lighten_updates(BaseRequest.parse_json_payload(payload))
 
 
+#: The Bot API clients ``HOKM_HTTP`` may name.
+KINDS = ("aiohttp", "lean", "httpx")
+
+
 def make_request(kind: str, *, updates: bool = False, **kwargs: Any) -> BaseRequest:
-    """The transport named by ``kind`` (``lean`` or ``httpx``), with HTTPXRequest's
-    parameters; ``lean`` is ``httpx`` when a proxy is configured (httpx reads it).
+    """The transport named by ``kind`` (see :data:`KINDS`), with HTTPXRequest's
+    parameters; any of them is ``httpx`` when a proxy is configured in the environment
+    (httpx reads every kind of proxy variable, SOCKS included).
     ``updates``: the transport of getUpdates (see :func:`lighten_updates`)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown HTTP transport {kind!r} ({', '.join(KINDS)})")
     if kind == "httpx" or proxy_configured():
         return _HttpxUpdates(**kwargs) if updates else HTTPXRequest(**kwargs)
-    if kind != "lean":
-        raise ValueError(f"unknown HTTP transport {kind!r} (lean or httpx)")
+    if kind == "aiohttp":
+        return _AiohttpUpdates(**kwargs) if updates else AiohttpRequest(**kwargs)
     return _LeanUpdates(**kwargs) if updates else LeanRequest(**kwargs)

@@ -84,7 +84,7 @@ class Settings:
     sweep_seconds: float = 5.0
     #: One of several worker processes on one PostgreSQL database (telegram_bot.runtime.cluster).
     shared: bool = False
-    #: The Bot API client: "lean" (telegram_bot.platform.http) or "httpx" (python-telegram-bot's).
+    #: The Bot API client: "aiohttp", "lean" or "httpx" (telegram_bot.platform.http.KINDS).
     http: str = "lean"
 
     @classmethod
