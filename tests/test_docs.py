@@ -11,10 +11,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-#: Written by the HTTP-client branch (issue 21, item 4), linked from here ahead of it.
-#: Drop it from this set once that page is in the tree.
-PENDING = {ROOT / "docs" / "http-client.md"}
-
 
 def _anchors(path: Path) -> set[str]:
     """GitHub's anchors for the headings of ``path``."""
@@ -35,8 +31,6 @@ def test_every_link_resolves_inside_the_repository_or_is_public():
             path, _, anchor = target.partition("#")
             resolved = (doc.parent / path).resolve() if path else doc
             assert resolved.is_relative_to(ROOT), f"{doc.name}: {target} leaves the repository"
-            if resolved in PENDING and not resolved.exists():
-                continue
             assert resolved.exists(), f"{doc.name}: {target} does not exist"
             if anchor:
                 assert anchor in _anchors(resolved), f"{doc.name}: no heading for #{anchor}"
