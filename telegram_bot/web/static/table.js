@@ -39,7 +39,8 @@
   }
   function t(key, vars) {
     var s = state.texts[key] || key;
-    if (vars) Object.keys(vars).forEach(function (k) { s = s.split('{' + k + '}').join(vars[k]); });
+    // Names and numbers isolated (FSI … PDI), so a Latin name keeps its place in Persian.
+    if (vars) Object.keys(vars).forEach(function (k) { s = s.split('{' + k + '}').join('\u2068' + vars[k] + '\u2069'); });
     return s;
   }
   function cardUrl(c) { return '/cards/' + state.deck + '/' + c + '.svg'; }
@@ -68,11 +69,27 @@
     3: ['bottom', 'top-right', 'top-left'],
     4: ['bottom', 'right', 'top', 'left']
   };
-  // Where a seat's card lies in the trick, and where it flies in from.
-  var OFFSETS = {
-    bottom: [0, 46, 0], top: [0, -46, 180], left: [-46, 0, 90], right: [46, 0, -90],
-    'top-left': [-38, -30, 140], 'top-right': [38, -30, -140]
+  // Where a seat's card lies in the trick (dx, dy in card sizes, rotation), sized
+  // to the felt by layout().
+  var SPOTS = {
+    bottom: [0, 0.62, 0], top: [0, -0.62, 0], left: [-0.95, 0, -6], right: [0.95, 0, 6],
+    'top-left': [-0.62, -0.36, -8], 'top-right': [0.62, -0.36, 8]
   };
+  var geo = { tw: 64, th: 90 };
+  function layout() {
+    var f = $('felt').getBoundingClientRect();
+    if (!f.width) return;
+    var top = 128, bottom = 64;
+    var tw = Math.floor(Math.max(44, Math.min(78, (f.width - 170) / 2.9, (f.height - top - bottom) / 3.2)));
+    geo = { tw: tw, th: tw * 1.4 };
+    var felt = $('felt').style;
+    felt.setProperty('--trick-w', tw + 'px');
+    felt.setProperty('--cy', Math.round(top + (f.height - top - bottom) / 2) + 'px');
+  }
+  function offsets(pos) {
+    var s = SPOTS[pos];
+    return [Math.round(s[0] * geo.tw), Math.round(s[1] * geo.th), s[2]];
+  }
   function posOf(seat) {
     var v = state.view, n = v.variant.players;
     var you = v.you === null ? 0 : v.you;
@@ -88,6 +105,7 @@
     var v = state.view;
     if (!v) return;
     $('app').classList.remove('loading');
+    layout();
     renderBar(v);
     renderSeats(v);
     renderTrick(v);
@@ -104,7 +122,11 @@
   function renderBar(v) {
     var box = $('scores');
     box.textContent = '';
-    v.sides.forEach(function (s, i) {
+    // The viewer's side first.
+    var mine = v.you === null ? 0 : v.seats[v.you].side;
+    var order = v.sides.map(function (_, i) { return (mine + i) % v.sides.length; });
+    order.forEach(function (i) {
+      var s = v.sides[i];
       box.appendChild(el('div', { class: 'score', style: { '--side': 'var(--side-' + i + ')' }, 'data-side': i }, [
         el('span', { class: 'who', text: sideLabel(v, i) }),
         el('span', { class: 'pts', text: digits(s.score) }),
@@ -152,8 +174,13 @@
       ]);
       var children = [avatar, el('div', { class: 'name', text: nameOf(s.seat) }), meta];
       if (pos !== 'bottom' && s.cards > 0) {
-        var backs = el('div', { class: 'backs', title: digits(s.cards) });
-        for (var i = 0; i < Math.min(s.cards, 13); i++) backs.appendChild(el('img', { src: '/cards/back/blue.svg', alt: '' }));
+        // Their cards, face down, held as a fan.
+        var backs = el('div', { class: 'backs', title: digits(s.cards), 'data-count': s.cards });
+        var k = Math.min(s.cards, 13);
+        for (var i = 0; i < k; i++) {
+          backs.appendChild(el('img', { src: '/cards/back/blue.svg', alt: '',
+            style: { transform: 'translateX(-50%) rotate(' + ((i - (k - 1) / 2) * 7) + 'deg)' } }));
+        }
         children.push(backs);
       }
       box.appendChild(el('div', { class: classes, 'data-pos': pos, 'data-seat': s.seat }, children));
@@ -177,12 +204,11 @@
   }
 
   function trickCard(v, seat, card, isNew, win) {
-    var o = OFFSETS[posOf(seat)];
-    var from = OFFSETS[posOf(seat)];
+    var o = offsets(posOf(seat));
     return el('div', {
       class: 'tc' + (isNew ? ' new' : '') + (win ? ' win' : ''), 'data-seat': seat, 'data-card': card,
-      style: { '--dx': o[0] + 'px', '--dy': o[1] + 'px', '--rot': (o[2] % 180 === 0 ? 0 : (seat % 2 ? 4 : -4)) + 'deg',
-        '--fx': from[0] * 3 + 'px', '--fy': from[1] * 3 + 'px' }
+      style: { '--dx': o[0] + 'px', '--dy': o[1] + 'px', '--rot': o[2] + 'deg',
+        '--fx': o[0] * 3 + 'px', '--fy': o[1] * 3 + 'px' }
     }, [el('img', { src: cardUrl(card), alt: card }), el('span', { class: 'who', text: nameOf(seat) })]);
   }
 
@@ -201,7 +227,7 @@
     if (!v.trick.length && last && !shown && state.lastShownTrick !== v.hand_no + ':' + v.tricks_played) {
       state.lastShownTrick = v.hand_no + ':' + v.tricks_played;
       last.plays.forEach(function (p) { box.appendChild(trickCard(v, p.seat, p.card, !before[p.card], p.seat === last.winner)); });
-      var w = OFFSETS[posOf(last.winner)];
+      var w = offsets(posOf(last.winner));
       box.style.setProperty('--sx', w[0] * 4 + 'px');
       box.style.setProperty('--sy', w[1] * 4 + 'px');
       state.sweepTimer = setTimeout(function () { box.classList.add('sweep'); }, 1100);
@@ -254,7 +280,7 @@
     var v = state.view, timer = $('timer');
     if (!v || !v.deadline || v.phase === 'over') { timer.textContent = ''; return; }
     var left = Math.max(0, Math.round(v.deadline - (Date.now() / 1000 + state.clockOffset)));
-    timer.textContent = digits(left) + '″';
+    timer.textContent = digits(left);
     timer.classList.toggle('low', left <= 8);
   }
 
@@ -503,7 +529,7 @@
       haptic('select');
       render();
     });
-    window.addEventListener('resize', function () { if (state.view) renderHand(state.view); });
+    window.addEventListener('resize', function () { if (state.view) render(); });
     setInterval(function () { tick(); }, 500);
     if (!TG || !TG.initData) {
       loadTexts(guessLang()).then(function () { notice(t('open_in_telegram')); });
