@@ -1,0 +1,249 @@
+"""The page in a real browser: headless Chromium (the system's, through its path)
+driven by Playwright, against games held in memory.
+
+Skipped, with the reason, when Chromium or Playwright is missing; CI installs both
+(``apt-get install -y chromium`` and ``pip install playwright``; never
+``playwright install``). Screenshots go to ``tests/artifacts/`` (or
+``$HOKM_ARTIFACTS``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from core.actions import PlayCard
+from core.cards import parse_card
+from core.match import Match
+from core.state import Phase
+from core.variant import Variant
+from telegram_bot.web.app import WebConfig, create_app
+from telegram_bot.web.games import MemoryGames
+from telegram_bot.web.texts import texts_json
+from testkit.webapp import init_data, page_hash
+
+from .conftest import NAMES, TOKEN, seats, user_of_seat
+
+CHROMIUM = os.environ.get("HOKM_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(os.environ.get("HOKM_ARTIFACTS", Path(__file__).parents[1] / "artifacts"))
+
+try:
+    from playwright.async_api import async_playwright, expect
+except ImportError:  # pragma: no cover - depends on the machine
+    async_playwright = None
+
+if async_playwright is None:
+    MISSING = "browser tests need Playwright: pip install playwright (never 'playwright install')"
+elif not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    MISSING = f"browser tests need Chromium at {CHROMIUM}: apt-get install -y chromium"
+else:
+    MISSING = None
+#: CI sets HOKM_TEST_BROWSER=1: there, a missing browser fails the tests instead.
+REQUIRED = os.environ.get("HOKM_TEST_BROWSER", "").strip() == "1"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=str(MISSING)),
+]
+
+LIGHT = {
+    "bg_color": "#ffffff",
+    "text_color": "#000000",
+    "hint_color": "#999999",
+    "link_color": "#2481cc",
+    "button_color": "#2481cc",
+    "button_text_color": "#ffffff",
+    "secondary_bg_color": "#efeff3",
+}
+DARK = {
+    "bg_color": "#212121",
+    "text_color": "#ffffff",
+    "hint_color": "#aaaaaa",
+    "link_color": "#8774e1",
+    "button_color": "#8774e1",
+    "button_text_color": "#ffffff",
+    "secondary_bg_color": "#0f0f0f",
+}
+
+
+def follow_match() -> Match:
+    """Trick play, the leader has played, and the next seat holds both cards it must
+    play (the led suit) and cards it may not."""
+    for seed in range(1, 200):
+        m, _ = Match.new(Variant.four(), seed=seed)
+        m.apply(m.turn, m.legal_actions(m.turn)[0])
+        leader = m.turn
+        led = m.legal_cards(leader)[0]
+        nxt = (leader + 1) % 4
+        hand = m.hand_of(nxt)
+        if any(c.suit == led.suit for c in hand) and any(c.suit != led.suit for c in hand):
+            return m
+    raise AssertionError("no such deal")
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[str, MemoryGames]]:
+    games = MemoryGames()
+    runner = web.AppRunner(create_app(games, WebConfig(bot_token=TOKEN)), shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}", games
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def browser():
+    if MISSING is not None:
+        pytest.fail(f"HOKM_TEST_BROWSER=1 but {MISSING}")
+    async with async_playwright() as p:
+        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            await b.close()
+
+
+async def open_page(browser, base: str, user_id: int, *, lang="fa", theme=LIGHT, scale=1):
+    ctx = await browser.new_context(
+        viewport={"width": 390, "height": 844}, device_scale_factor=scale, has_touch=True
+    )
+    page = await ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    data = init_data(TOKEN, user_id, "Ali", language_code=lang)
+    await page.goto(f"{base}/?game=g1{page_hash(data, theme)}")
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+async def tap_card(page, card: str) -> None:
+    """Tap a card of the hand where a finger would: on its visible strip (the cards
+    overlap, the next one covering the right of each). An illegal card is marked
+    aria-disabled, but a finger can tap it all the same."""
+    await page.locator(f'#hand .card[data-card="{card}"]').tap(
+        position={"x": 6, "y": 30}, force=True
+    )
+
+
+async def test_plays_a_legal_card_and_refuses_an_illegal_one(served, browser) -> None:
+    base, games = served
+    m = follow_match()
+    games.add("g1", m, seats())
+    leader = m.turn
+    me = (leader + 1) % 4
+    page = await open_page(browser, base, user_of_seat(m, me))
+    hand = page.locator("#hand .card")
+    await expect(hand).to_have_count(13)
+    # Thirteen cards drawn: each is an image of the card art, loaded.
+    assert await page.locator("#hand .card img").evaluate_all(
+        "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)"
+    )
+    # The leader plays elsewhere (a chat press): the page shows it without reloading.
+    led = m.legal_cards(leader)[0]
+    await games.apply_for_seat("g1", leader, PlayCard(led))
+    await expect(page.locator(f'#trick .tc[data-card="{led.ascii}"]')).to_have_count(1)
+    await expect(page.locator("#status")).to_have_class("mine")
+    legal = {c.ascii for c in m.legal_cards(me)}
+    illegal = next(c.ascii for c in m.hand_of(me) if c.ascii not in legal)
+    await expect(page.locator("#hand .card.legal")).to_have_count(len(legal))
+    # An illegal card: tapped, it stays in the hand and nothing is sent.
+    await tap_card(page, illegal)
+    await expect(page.locator("#toast")).to_be_visible()
+    assert len(games.log) == 1 and m.turn == me
+    await expect(hand).to_have_count(13)
+    # A legal card: tapped, it is played.
+    card = sorted(legal)[0]
+    await tap_card(page, card)
+    await expect(page.locator(f'#trick .tc[data-card="{card}"]')).to_have_count(1)
+    await expect(hand).to_have_count(12)
+    assert games.log[-1][1:] == (me, PlayCard(parse_card(card)))
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_a_second_players_page_follows(served, browser) -> None:
+    base, games = served
+    m, _ = Match.new(Variant.four(), seed=21)
+    games.add("g1", m, seats())
+    hakem = m.turn
+    assert m.phase is Phase.TRUMP
+    watcher = (hakem + 2) % 4
+    hakem_page = await open_page(browser, base, user_of_seat(m, hakem), lang="en")
+    other_page = await open_page(browser, base, user_of_seat(m, watcher), lang="en")
+    await expect(hakem_page.locator("#hand .card")).to_have_count(5)
+    await expect(other_page.locator("#hand .card")).to_have_count(0)
+    await expect(hakem_page.locator("#panel .suit-btn")).to_have_count(4)
+    await hakem_page.wait_for_function(
+        "() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    await hakem_page.screenshot(path=str(ARTIFACTS / "trump-choice-en-light.png"))
+    # The hakem names trump on the page; the other page sees it and gets its 13 cards.
+    await hakem_page.locator('#panel .suit-btn[data-suit="H"]').tap()
+    await expect(other_page.locator('#trump img[data-trump="H"]')).to_have_count(1)
+    await expect(other_page.locator("#hand .card")).to_have_count(13)
+    await expect(hakem_page.locator("#hand .card")).to_have_count(13)
+    # The hakem leads with a tap; the other page shows the card in the trick.
+    card = await hakem_page.locator("#hand .card.legal").first.get_attribute("data-card")
+    await tap_card(hakem_page, card)
+    await expect(other_page.locator(f'#trick .tc[data-card="{card}"]')).to_have_count(1)
+    assert games.games["g1"].move == 2
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+async def test_screenshots_direction_and_theme(served, browser, lang: str, scheme: str) -> None:
+    base, games = served
+    m = follow_match()
+    game = games.add("g1", m, seats())
+    # One trick taken, two cards of the next on the table, the viewer on turn.
+    for _ in range(6):
+        await games.apply_for_seat("g1", m.turn, PlayCard(m.legal_cards(m.turn)[-1]))
+    me = m.turn
+    game.deadline = time.time() + 21
+    theme = LIGHT if scheme == "light" else DARK
+    page = await open_page(browser, base, user_of_seat(m, me), lang=lang, theme=theme, scale=2)
+    await expect(page.locator("#hand .card")).to_have_count(len(m.hand_of(me)))
+    assert await page.evaluate("document.documentElement.dir") == ("rtl" if lang == "fa" else "ltr")
+    assert await page.evaluate("document.documentElement.lang") == lang
+    dark = await page.evaluate("document.documentElement.classList.contains('dark')")
+    assert dark == (scheme == "dark")
+    bg = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert bg == ("rgb(255, 255, 255)" if scheme == "light" else "rgb(33, 33, 33)")
+    # Names as given, the viewer as "You"/"شما"; the status line in the language.
+    names = await page.locator("#seats .name").all_inner_texts()
+    assert set(NAMES) - {NAMES[m.order[me]]} <= set(names)
+    words = json.loads(texts_json(lang))["texts"]
+    await expect(page.locator("#status-text")).to_have_text(words["your_turn"])
+    await expect(page.locator(f'#seats .seat[data-seat="{me}"] .name')).to_have_text(words["you"])
+    await page.evaluate("document.fonts.ready")
+    await expect(page.locator("#last img")).to_have_count(4)
+    await expect(page.locator("#trick .tc")).to_have_count(2)
+    await page.wait_for_function(
+        "() => document.getAnimations().every(a => a.playState !== 'running')"
+    )
+    await page.wait_for_function(
+        "() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"table-{lang}-{scheme}.png"))
+    assert page.errors == []  # type: ignore[attr-defined]
