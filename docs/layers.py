@@ -2,6 +2,7 @@
 
     python docs/layers.py            # a Mermaid diagram and a table, as in the doc
     python docs/layers.py --check    # exit 1 if an import goes up the layers
+    python docs/layers.py --write    # put the output into docs/architecture.md
 
 Every ``import`` in every module (function-level ones included) is read with ``ast``,
 without importing anything, so the picture is what the code says, on any checkout,
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, str]] = [
     ("telegram_bot.runtime", "processes: one bot, or the cluster's ingress and workers"),
     ("telegram_bot.handlers", "python-telegram-bot handlers: parse, authorize, delegate"),
+    ("telegram_bot.web", "the Mini App: page, card art, initData check, JSON API, live push"),
     ("telegram_bot.service", "the game service: lobby, table, clock, exits, review"),
     ("telegram_bot.chat", "what chats see: texts, keyboards, callbacks, translations"),
     ("telegram_bot.platform", "storage, migrations, outbox, rate limits, HTTP, locks"),
@@ -34,6 +36,7 @@ BESIDE: list[tuple[str, str]] = [
     ("benchmarks", "load, fuzz and memory benchmarks"),
 ]
 GROUPS = [name for name, _ in LAYERS + BESIDE]
+BEGIN, END = "<!-- layers:begin -->", "<!-- layers:end -->"
 
 
 def group_of(module: str) -> str | None:
@@ -135,9 +138,17 @@ def render(graph: dict[tuple[str, str], set[str]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 on an upward import")
+    parser.add_argument("--write", action="store_true", help="update docs/architecture.md")
     args = parser.parse_args(argv)
     graph = edges()
-    print(render(graph))
+    made = render(graph)
+    if args.write:
+        doc = ROOT / "docs" / "architecture.md"
+        head, rest = doc.read_text().split(BEGIN)
+        tail = rest.split(END)[1]
+        doc.write_text(f"{head}{BEGIN}\n{made}\n{END}{tail}")
+    else:
+        print(made)
     if args.check and upward(graph):
         return 1
     return 0

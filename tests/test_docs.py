@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
+
 def _anchors(path: Path) -> set[str]:
     """GitHub's anchors for the headings of ``path``."""
     found = set()
@@ -75,7 +76,7 @@ def test_the_architecture_picture_is_what_the_code_makes():
     ).stdout.strip()
     doc = (ROOT / "docs" / "architecture.md").read_text()
     shown = doc.split("<!-- layers:begin -->")[1].split("<!-- layers:end -->")[0].strip()
-    assert shown == made, "run `python docs/layers.py` and paste its output into the doc"
+    assert shown == made, "run `python docs/layers.py --write`"
 
 
 def test_the_layers_script_reports_a_planted_upward_import(tmp_path, monkeypatch):
