@@ -60,7 +60,9 @@ async def run(players: int, people: int, lang: str, target: int) -> None:
 
 
 def print_chat(emu: BotApiEmulator, group) -> None:
-    for message in emu.chat_log(group.id):
+    # Only what is still in the group: a table the bot re-posted lower down deleted its
+    # old message, which a reader would take for a second, frozen table.
+    for message in emu.chat_log(group.id, include_deleted=False):
         who = "bot" if message.from_bot else "person"
         edits = len(message.edits)
         suffix = f"  (edited {edits} times)" if edits else ""

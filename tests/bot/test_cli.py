@@ -346,3 +346,25 @@ async def test_migrate_without_its_database_says_one_line():
     code, err = await _run_bot(env, "telegram_bot", "migrate")
     assert code == EXIT_UNAVAILABLE
     assert _one_line(err).startswith("Could not reach the database at")
+
+
+async def test_the_demo_prints_only_the_messages_still_in_the_group(capsys):
+    """A table the bot re-posted lower down deleted its old message: the demo must not
+    print it, or a newcomer reads a second table frozen on an old turn (#22 item 11)."""
+    from telegram import Bot
+
+    from testkit import demo
+    from testkit.emulator import BotApiEmulator
+
+    token = "123456:DEMO-TEST-TOKEN"
+    async with BotApiEmulator(token=token, bot_username="HokmDemoBot") as emu:
+        alice = emu.add_user("Alice")
+        group = emu.add_group("g", members=[alice])
+        async with Bot(token, base_url=emu.base_url, base_file_url=emu.base_file_url) as bot:
+            old = await bot.send_message(group.id, "Turn: Alice (old table)")
+            await bot.send_message(group.id, "Turn: Alice (the table now)")
+            await bot.delete_message(group.id, old.message_id)
+        demo.print_chat(emu, group)
+    out = capsys.readouterr().out
+    assert "the table now" in out
+    assert "old table" not in out
