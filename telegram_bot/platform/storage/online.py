@@ -88,7 +88,9 @@ def _check_game(players: int) -> None:
 
 async def _take_write_lock(session: AsyncSession) -> None:
     """SQLite: start the transaction with a write (that matches no row), so its reads
-    are not from a snapshot another connection writes over before this one writes."""
+    are not from a snapshot another connection writes over before this one writes.
+    (Python's sqlite3 begins a transaction only at the first write: a read before it
+    would see the database as it was, and hold no lock.)"""
     if session.get_bind().dialect.name == "sqlite":
         await session.execute(text("UPDATE online_queue SET band = band WHERE 0 = 1"))
 
@@ -265,6 +267,7 @@ async def get_ratings(
         .order_by(_R.c.user_id)
     )
     if lock:
+        await _take_write_lock(session)
         query = query.with_for_update()
     rows = (await session.execute(query)).all()
     return {row.user_id: Skill(row.mu, row.sigma, row.matches) for row in rows}
