@@ -396,3 +396,82 @@ class HandRecord(Base):
             f"HandRecord(user_id={self.user_id!r}, game_id={self.game_id!r}, "
             f"hand_no={self.hand_no!r})"
         )
+
+
+class OnlineQueueEntry(Base):
+    """A person waiting in the private chat for a table of strangers (play with anyone).
+
+    One row per person (a person is in at most one queue or match at a time): joining
+    again replaces the row. The matcher (:func:`telegram_bot.platform.storage.online.match_tables`)
+    deletes the rows of those it seats in the transaction that seats them.
+    """
+
+    __tablename__ = "online_queue"
+    __table_args__ = (
+        CheckConstraint("players IN (2, 3, 4)", name="players"),
+        Index("ix_online_queue_players_joined_at", "players", "joined_at"),
+    )
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    # The game asked for: 4 (two partnerships), 3 or 2 players.
+    players: Mapped[int] = mapped_column(Integer)
+    # The person's language ('fa' | 'en'): tables of one language are preferred.
+    language: Mapped[str] = mapped_column(String(8))
+    # Their skill in this game when they joined, on the display scale without the
+    # uncertainty discount (telegram_bot.service.ratings.matching_value).
+    rating: Mapped[float] = mapped_column(Float)
+    # How far from their rating others may be at first (display points); it widens
+    # with the time waited (telegram_bot.service.matching).
+    band: Mapped[float] = mapped_column(Float)
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # When the computers' offer (start now, unrated) was claimed for sending; None: not yet.
+    offered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    def __repr__(self) -> str:
+        return f"OnlineQueueEntry(user_id={self.user_id!r}, players={self.players!r})"
+
+
+class Rating(Base):
+    """A person's skill in one game (2, 3 or 4 players) as the rating library keeps it:
+    the mean ``mu`` and uncertainty ``sigma`` of openskill's Plackett-Luce model."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (CheckConstraint("players IN (2, 3, 4)", name="players"),)
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    updated_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=utcnow, server_default=func.now()
+    )
+
+    def __repr__(self) -> str:
+        return (
+            f"Rating(user_id={self.user_id!r}, players={self.players!r}, "
+            f"mu={self.mu!r}, sigma={self.sigma!r})"
+        )
+
+
+class RatedMatch(Base):
+    """A finished rated match of strangers, kept apart from the groups' ``match_results``
+    (and from matches with a computer seat, which are never rated)::
+
+        players_json = [{"user_id": 1, "team": 0, "rank": 1, "mu_before": 25.0,
+                         "sigma_before": 8.33, "mu": 27.1, "sigma": 7.9}, ...]
+    """
+
+    __tablename__ = "rated_matches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    # One record per game: rating the same game twice is a no-op.
+    game_id: Mapped[str] = mapped_column(String(8), unique=True)
+    players: Mapped[int] = mapped_column(Integer)
+    finished_at: Mapped[datetime] = mapped_column(
+        UTCDateTime, default=utcnow, server_default=func.now()
+    )
+    seats: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+
+    def __repr__(self) -> str:
+        return f"RatedMatch(id={self.id!r}, game_id={self.game_id!r}, players={self.players!r})"
