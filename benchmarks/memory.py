@@ -40,7 +40,8 @@ from core.players import make_player
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
-from telegram_bot.service.games import GameService, ServiceConfig
+from telegram_bot.service.config import ServiceConfig
+from telegram_bot.service.games import GameService
 
 from . import procstat
 from .botprocess import ROOT, fresh_database
@@ -155,11 +156,10 @@ class Tables:
 def per_game_state(service: GameService) -> dict[str, int]:
     """Sizes of every structure of the service and its outbox that holds something per
     game, per chat or per user (all bounded or emptied when games end)."""
-    sizes: dict[str, int] = {}
-    for owner, name in ((service, "service"), (service.outbox, "outbox")):
-        for attr, value in vars(owner).items():
-            if isinstance(value, dict | set | list) or type(value).__name__ == "KeyedLocks":
-                sizes[f"{name}.{attr.lstrip('_')}"] = len(value)
+    sizes = {f"service.{name}": size for name, size in service.sizes().items()}
+    for attr, value in vars(service.outbox).items():
+        if isinstance(value, dict | set | list) or type(value).__name__ == "KeyedLocks":
+            sizes[f"outbox.{attr.lstrip('_')}"] = len(value)
     return sizes
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core import Suit
 from telegram_bot.chat.i18n import N_, Translator
 from telegram_bot.chat.render import BIDDING_TARGET_CHOICES, TARGET_CHOICES, suit_text
 
@@ -137,8 +138,6 @@ def help_text(tr: Translator) -> str:
 
 def rules_text(settings: dict[str, Any], tr: Translator) -> str:
     """The rules of the variant ``settings`` describe (a table's or a group's defaults)."""
-    from core import Suit
-
     players = int(settings.get("players", 4))
     play = tr(_PLAY)
     two = suit_text(Suit.parse(str(settings.get("removed_two", "C"))), tr)

@@ -28,8 +28,7 @@ from core import (
 )
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat.i18n import N_, Translator, ltr
-from telegram_bot.chat.keyboards import Button, PlainKeyboard, button
-from telegram_bot.service import hints
+from telegram_bot.platform.keyboards import Button, PlainKeyboard, button
 
 __all__ = [
     "SUIT_NAMES",
@@ -608,6 +607,24 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
     return "\n".join(lines)
 
 
+#: The table setting (chat and game settings), True when hints are on (see
+#: :mod:`telegram_bot.service.hints`).
+HINTS_SETTING = "hints"
+
+
+def hint_offered(game: Any, match: Match, seat: int) -> bool:
+    """Whether ``seat``'s hand shows the hint button now: hints are on, a single
+    person plays (no one gets help against another person), it is their turn in
+    trick play, and they are not away."""
+    return (
+        bool((game.settings or {}).get(HINTS_SETTING))
+        and len(game.user_ids()) == 1
+        and match.phase is Phase.PLAY
+        and match.turn == seat
+        and not game.seats[match.order[seat]].get("away")
+    )
+
+
 def private_keyboard(
     game: Any, match: Match, seat: int, tr: Translator, selected: Sequence[Card] = ()
 ) -> PlainKeyboard | None:
@@ -689,7 +706,7 @@ def private_keyboard(
             )
         return _away_rows(rows, g, move, tr, away)
     rows += _card_rows(view, g, move, "p", lambda c: c.ascii)
-    if hints.offered(game, match, seat):
+    if hint_offered(game, match, seat):
         rows.append([button(tr("💡 Hint"), cb.encode("h", g, move))])
     return _away_rows(rows, g, move, tr, away)
 

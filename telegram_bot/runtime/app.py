@@ -14,9 +14,9 @@ from telegram import Bot, BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
+from telegram_bot import handlers
 from telegram_bot.chat import guide
 from telegram_bot.chat.i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
-from telegram_bot.handlers import commands as handlers
 from telegram_bot.platform.http import make_request
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.ratelimit import PacingRateLimiter, SharedRateLimiter
@@ -25,7 +25,8 @@ from telegram_bot.platform.thinking import Thinkers
 from telegram_bot.runtime.config import Settings
 from telegram_bot.runtime.startup import EXIT_USAGE, guarded, require_token
 from telegram_bot.runtime.updates import TrackingUpdateProcessor
-from telegram_bot.service.games import GameService, ServiceConfig
+from telegram_bot.service.config import ServiceConfig
+from telegram_bot.service.games import GameService
 from telegram_bot.service.sweeper import Sweeper
 
 __all__ = ["build_application", "close_application", "main", "open_application"]

@@ -3,7 +3,7 @@
 Every turn's clock is stored in the game row: ``deadline`` for a person's timer,
 ``due_at`` for when the computers move (and, while they think, a lease that keeps
 other processes off). This process arms an asyncio timer or a computer task for the
-games it touched; :meth:`ClockMixin.sweep` takes over any turn whose clock ran out
+games it touched; :meth:`Clock.sweep` takes over any turn whose clock ran out
 with nobody on it. The row lock and the move number make each happen once.
 (:mod:`telegram_bot.service.sweeper` is a different, slower pass: idle games and pings.)
 
@@ -25,13 +25,19 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import literal_column, select, text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from core import Action, Event, HandEnded, Match, MatchEnded
+from core.players import make_player
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game, utcnow
 from telegram_bot.platform.thinking import POOLED_LEVELS
-from telegram_bot.service.base import ServiceBase
+from telegram_bot.service import record
+from telegram_bot.service.progress import Progress
+from telegram_bot.service.shared import Shared
+from telegram_bot.service.views import Views
+
+__all__ = ["LIVENESS_KEY", "Clock", "Liveness"]
 
 # The service's logger name from before it was split, so log filters still match.
 log = logging.getLogger("telegram_bot.service.games")
@@ -101,10 +107,49 @@ class Liveness:
                 log.debug("closing the liveness connection failed", exc_info=True)
 
 
-class ClockMixin(ServiceBase):
+class Clock:
+    """Every game's turn clock in this process: a person's timer, the computers'
+    turns (and their players), and the takeover of turns nobody is on."""
+
+    def __init__(
+        self,
+        shared: Shared,
+        *,
+        views: Views,
+        progress: Progress,
+        liveness: Liveness | None = None,
+    ) -> None:
+        self._shared = shared
+        self._views = views
+        self._progress = progress
+        #: Several workers on PostgreSQL: this one's number and liveness lock; None
+        #: for one process.
+        self.liveness = liveness
+        # Computer players and a timer live only while their match runs.
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        #: The move each of those timers is for.
+        self._timer_moves: dict[str, int] = {}
+        self._players: dict[tuple[str, int], Any] = {}
+        self._taking: set[str] = set()
+        self._loops: list[asyncio.Task[None]] = []
+
+    @property
+    def worker(self) -> int | None:
+        """This worker's number in the game rows (None: one process)."""
+        return None if self.liveness is None else self.liveness.number
+
+    def sizes(self) -> dict[str, int]:
+        """How many per-game entries this clock holds (all go when their games end)."""
+        return {
+            "players": len(self._players),
+            "timers": len(self._timers),
+            "timer_moves": len(self._timer_moves),
+            "taking": len(self._taking),
+        }
+
     # ---------------------------------------------------------- computer turns
 
-    def _controller(self, game: Game, match: Match) -> str | None:
+    def controller(self, game: Game, match: Match) -> str | None:
         """The computer level that plays the seat on turn, or None for a human."""
         if match.turn is None:
             return None
@@ -115,37 +160,52 @@ class ClockMixin(ServiceBase):
             return "normal"
         return None
 
-    def _computers_follow(self, game: Game, match: Match, events: list[Event]) -> bool:
+    def computers_follow(self, game: Game, match: Match, events: list[Event]) -> bool:
         """True when computer seats play next within the same hand: the human's card
         is then shown together with theirs in one edit after the pause."""
-        return self._controller(game, match) is not None and not any(
+        return self.controller(game, match) is not None and not any(
             isinstance(e, HandEnded | MatchEnded) for e in events
         )
 
-    def _after_commit(self, game: Game, match: Match) -> None:
+    def after_commit(self, game: Game, match: Match) -> None:
+        """After a change of ``game`` was committed: the computers' turn, or the
+        person's timer; or, once the game is over, its timer and players go."""
         if game.status != "playing" or match.is_over:
             self._cancel_timer(game.id)
             for key in [k for k in self._players if k[0] == game.id]:
                 del self._players[key]
-            self.outbox.forget_game(game.id)
+            self._shared.outbox.forget_game(game.id)
             return
-        if self._controller(game, match) is not None:
+        if self.controller(game, match) is not None:
             self._cancel_timer(game.id)
-            self._spawn(self._advance(game.id, game.move))
+            self._shared.background.spawn(self._advance(game.id, game.move))
         else:
-            self._schedule_timer(game)
+            self.schedule_timer(game)
+
+    def after_commit_later(self, game: Game, match: Match) -> None:
+        """Arm the timer or the computers once the caller's transaction has committed."""
+
+        async def later() -> None:
+            await asyncio.sleep(0)
+            self.after_commit(game, match)
+
+        self._shared.background.spawn(later())
+
+    async def commit(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
+        """Store an accepted action, with the next turn's clock (see :mod:`.record`)."""
+        await record.commit(s, game, match, events, self.arm)
 
     async def _advance(
         self, game_id: str, move: int, delay: float | None = None, dead: int | None = None
     ) -> None:
         """Computer seats play until a human is on turn, shown in one table edit.
         ``dead``: the worker that armed the turn died (0: unmarked); its lease is void."""
-        await asyncio.sleep(self.config.computer_delay if delay is None else delay)
-        async with self._locks[game_id]:
+        await asyncio.sleep(self._shared.config.computer_delay if delay is None else delay)
+        async with self._shared.locks[game_id]:
             # No database connection is held while computers think (a search takes
             # up to its budget): a lease in the game row (``due_at``) keeps other
             # processes' clocks off it meanwhile, and the commit checks the move number.
-            async with self.sessions.begin() as s:
+            async with self._shared.sessions.begin() as s:
                 game = await repo.get_game(s, game_id, lock=True)
                 if game is None or game.status != "playing" or game.move != move:
                     return
@@ -159,7 +219,7 @@ class ClockMixin(ServiceBase):
             events: list[Event] = []
             hand_no = match.hand_no
             while not match.is_over and match.hand_no == hand_no:
-                level = self._controller(game, match)
+                level = self.controller(game, match)
                 if level is None:
                     break
                 seat = match.turn
@@ -169,41 +229,41 @@ class ClockMixin(ServiceBase):
             if not events:
                 return
             try:
-                async with self.outbox.transaction() as s:
-                    await self._commit(s, game, match, events)
-                    await self._render(s, game, match, events)
+                async with self._shared.outbox.transaction() as s:
+                    await self.commit(s, game, match, events)
+                    await self._views.render(s, game, match, events)
             except repo.StaleGameError:  # another process took the turn over meanwhile
                 return
-            self._note_progress(game, match)
+            self._progress.note(game, match)
         if any(isinstance(e, HandEnded) for e in events) and not match.is_over:
-            await asyncio.sleep(self.config.hand_pause)
-        self._after_commit(game, match)
+            await asyncio.sleep(self._shared.config.hand_pause)
+        self.after_commit(game, match)
 
     async def _think(self, game_id: str, seat: int, level: str, match: Match) -> Action:
         key = (game_id, seat)
         player = self._players.get(key)
         if player is None or getattr(player, "level", None) != level:
-            from core.players import make_player
-
-            player = make_player(level, time_budget=self.config.think_seconds)
+            player = make_player(level, time_budget=self._shared.config.think_seconds)
             player.level = level
             self._players[key] = player
         view = match.view(seat)
         if level in POOLED_LEVELS:
-            if self.thinkers is not None:
-                return await self.thinkers.act(level, self.config.think_seconds, view)
+            if self._shared.thinkers is not None:
+                return await self._shared.thinkers.act(
+                    level, self._shared.config.think_seconds, view
+                )
             return await asyncio.to_thread(player.act, view)
         return player.act(view)
 
     # ------------------------------------------------------------------ timers
 
-    def _arm_deadline(self, game: Game, match: Match) -> None:
+    def arm(self, game: Game, match: Match) -> None:
         """The turn's clock, in the game row: a person's timer, or when the computers
         move (so another process can take either over if this one dies)."""
         seconds = int(game.settings.get("timer", 0) or 0)
-        computers = not match.is_over and self._controller(game, match) is not None
+        computers = not match.is_over and self.controller(game, match) is not None
         game.due_at = (
-            utcnow() + timedelta(seconds=self.config.computer_delay) if computers else None
+            utcnow() + timedelta(seconds=self._shared.config.computer_delay) if computers else None
         )
         game.clock_worker = self.worker
         if seconds <= 0 or match.is_over or computers:
@@ -213,9 +273,12 @@ class ClockMixin(ServiceBase):
 
     def _think_lease(self, game: Game) -> timedelta:
         """How long computers may think before another process may take over."""
-        return timedelta(seconds=10 + 4 * max(self.config.think_seconds, 0.1) * len(game.seats))
+        return timedelta(
+            seconds=10 + 4 * max(self._shared.config.think_seconds, 0.1) * len(game.seats)
+        )
 
-    def _schedule_timer(self, game: Game) -> None:
+    def schedule_timer(self, game: Game) -> None:
+        """Arm this process's timer for the turn's stored deadline (if any)."""
         self._cancel_timer(game.id)
         if game.deadline is None:
             return
@@ -227,7 +290,7 @@ class ClockMixin(ServiceBase):
     def _timer_fired(self, game_id: str, move: int) -> None:
         self._timers.pop(game_id, None)
         self._timer_moves.pop(game_id, None)
-        self._spawn(self._on_timeout(game_id, move))
+        self._shared.background.spawn(self.time_out(game_id, move))
 
     def _cancel_timer(self, game_id: str) -> None:
         handle = self._timers.pop(game_id, None)
@@ -235,9 +298,11 @@ class ClockMixin(ServiceBase):
         if handle is not None:
             handle.cancel()
 
-    async def _on_timeout(self, game_id: str, move: int) -> None:
-        async with self._locks[game_id]:
-            async with self.outbox.transaction() as s:
+    async def time_out(self, game_id: str, move: int) -> None:
+        """The person on turn at ``move`` ran out of time: the computer plays for them
+        (twice in a row, and they are marked away)."""
+        async with self._shared.locks[game_id]:
+            async with self._shared.outbox.transaction() as s:
                 game = await repo.get_game(s, game_id, lock=True)
                 if game is None or game.status != "playing" or game.move != move:
                     return
@@ -254,23 +319,14 @@ class ClockMixin(ServiceBase):
                 info["timed_out"] = True
                 if info["timeouts"] >= 2:
                     info["away"] = True
-                await self._commit(s, game, match, events)
-                await self._render(s, game, match, events)
-            self._note_progress(game, match)
-        self._after_commit(game, match)
-
-    def _after_commit_later(self, game: Game, match: Match) -> None:
-        """Arm the timer or the computers once the caller's transaction has committed."""
-
-        async def later() -> None:
-            await asyncio.sleep(0)
-            self._after_commit(game, match)
-
-        self._spawn(later())
+                await self.commit(s, game, match, events)
+                await self._views.render(s, game, match, events)
+            self._progress.note(game, match)
+        self.after_commit(game, match)
 
     # ------------------------------------------------------------ the clock
 
-    async def run_clock(self, interval: float = 1.0) -> None:
+    async def run(self, interval: float = 1.0) -> None:
         """Forever: take over turns whose clock ran out with nobody on them (the
         process that owned them died). The row lock and the move number make each
         timer and each computers' move happen once, whoever gets there first."""
@@ -285,11 +341,11 @@ class ClockMixin(ServiceBase):
 
     async def sweep(self) -> int:
         now = utcnow()
-        before = now - timedelta(seconds=_TAKEOVER_GRACE + self.config.hand_pause)
+        before = now - timedelta(seconds=_TAKEOVER_GRACE + self._shared.config.hand_pause)
         if self.liveness is not None:
             due = await self.liveness.due(before, now)
         else:
-            async with self.sessions() as s:
+            async with self._shared.sessions() as s:
                 due = await repo.due_games(s, before)
         taken = 0
         for game_id, move, dead in due:
@@ -299,13 +355,13 @@ class ClockMixin(ServiceBase):
             if self._timer_moves.get(game_id) == move or game_id in self._taking:
                 continue
             self._taking.add(game_id)
-            self._spawn(self._take_over(game_id, move, dead))
+            self._shared.background.spawn(self._take_over(game_id, move, dead))
             taken += 1
         return taken
 
     async def _take_over(self, game_id: str, move: int, dead: int | None = None) -> None:
         try:
-            async with self.sessions() as s:
+            async with self._shared.sessions() as s:
                 game = await repo.get_game(s, game_id)
             if game is None or game.status != "playing" or game.move != move:
                 return
@@ -320,17 +376,29 @@ class ClockMixin(ServiceBase):
                 # A dead worker's computers may not be due yet: not before their time
                 # (nor later than their usual pause, if it is a lease).
                 wait = (game.due_at - utcnow()).total_seconds()
-                delay = min(max(0.0, wait), self.config.computer_delay)
+                delay = min(max(0.0, wait), self._shared.config.computer_delay)
                 await self._advance(game_id, move, delay=delay, dead=dead)
             elif game.deadline is not None:
-                await self._on_timeout(game_id, move)
+                await self.time_out(game_id, move)
         finally:
             self._taking.discard(game_id)
 
-    def start_clock(self, interval: float = 1.0) -> None:
-        """The takeover clock and the outbox's poll, until :meth:`shutdown` (which also
-        gives up this worker's liveness lock: the others take its turns over)."""
+    def start(self, interval: float = 1.0) -> None:
+        """The takeover clock and the outbox's poll, until :meth:`stop`."""
         self._loops = [
-            asyncio.create_task(self.run_clock(interval), name="clock"),
-            asyncio.create_task(self.outbox.run_poll(interval), name="outbox poll"),
+            asyncio.create_task(self.run(interval), name="clock"),
+            asyncio.create_task(self._shared.outbox.run_poll(interval), name="outbox poll"),
         ]
+
+    async def stop(self) -> None:
+        """Stop the loops and the timers (a restart re-arms them from the database),
+        and give up this worker's liveness lock: the others take its turns over."""
+        for task in self._loops:
+            task.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        if self.liveness is not None:
+            await self.liveness.close()
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._timer_moves.clear()

@@ -1,89 +1,144 @@
-"""The games of every chat: lobby, moves, computer turns, timers and rendering.
+"""The games of every chat: one façade over the service's parts.
 
 One asyncio lock per game serializes its updates; the database is the truth. An
 accepted action is committed (with the new move number) before anything is sent,
 so a crash at any moment loses nothing: :meth:`GameService.resume_all` re-renders
 every game in progress and re-arms its timer.
 
-:class:`GameService` is composed of parts a reader can open one at a time:
+:class:`GameService` builds the parts, each owning its state and given what it needs:
 
-- :mod:`.servicebase`: the shared state (locks, timers, background tasks), ``Answer``;
-- :mod:`.lobby`: /newgame, seats, settings, start and cancel;
-- :mod:`.moves`: a person's press applied, stored, and the match result recorded;
-- :mod:`.clock`: turn timers, computer turns, takeover of a dead process's turns;
-- :mod:`.views`: what each move shows, written into the outbox;
-- :mod:`.recovery`: resume after a restart, a returning player, draining and shutdown.
+- :class:`~.languages.Translators`: each user's and chat's translator;
+- :class:`~.views.Views`: what each move shows, written into the outbox;
+- :class:`~.clock.Clock`: turn timers, computer turns, takeover of a dead process's turns;
+- :class:`~.lobby.Lobby`: /newgame, seats, settings, start and cancel;
+- :class:`~.table.Table`: a person's press applied and stored, away and back;
+- :class:`~.exits.Exits`: end, leave, take a seat over, /quit, the idle end;
+- :class:`~.rematch.Rematch`, :class:`~.review.Review`, :class:`~.hints.Hints`;
+- :class:`~.recovery.Recovery`: resume after a restart, a returning player, draining
+  and shutdown.
 
-This module keeps the users' and chats' languages and the simple queries.
+The handlers and the runtime call the names it takes from the parts (``act``,
+``lobby_action``, ``user_tr``, …), or a part's public methods.
 """
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telegram_bot.chat.i18n import Translator, get_translator
+from telegram_bot.platform.locks import KeyedLocks
+from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service import languages
-from telegram_bot.service.base import Answer, ServiceConfig, _seat_of
-from telegram_bot.service.clock import ClockMixin
-from telegram_bot.service.lobby import BUSY, DEFAULT_SETTINGS, LobbyMixin, _human_seat
-from telegram_bot.service.recovery import RecoveryMixin
-from telegram_bot.service.table import MovesMixin
-from telegram_bot.service.views import ViewsMixin
+from telegram_bot.platform.thinking import Thinkers
+from telegram_bot.service.clock import Clock, Liveness
+from telegram_bot.service.config import ServiceConfig
+from telegram_bot.service.exits import Exits
+from telegram_bot.service.hints import Hints
+from telegram_bot.service.languages import Languages, Translators
+from telegram_bot.service.lobby import Lobby
+from telegram_bot.service.progress import Progress
+from telegram_bot.service.recovery import Recovery
+from telegram_bot.service.rematch import Rematch
+from telegram_bot.service.review import Review
+from telegram_bot.service.shared import Shared
+from telegram_bot.service.table import Table
+from telegram_bot.service.tasks import Background
+from telegram_bot.service.views import Views
 
-# The names callers import from here, wherever they now live (exits.py and handlers.py
-# use the seat helpers too).
-__all__ = [
-    "BUSY",
-    "DEFAULT_SETTINGS",
-    "Answer",
-    "GameService",
-    "ServiceConfig",
-    "_human_seat",
-    "_seat_of",
-]
+__all__ = ["GameService"]
 
 
-class GameService(LobbyMixin, MovesMixin, ClockMixin, ViewsMixin, RecoveryMixin):
+class GameService:
     """Every game change of this process (the parts are listed in the module's docstring)."""
 
-    # ---------------------------------------------------------------- languages
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        outbox: Outbox,
+        config: ServiceConfig | None = None,
+        thinkers: Thinkers | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.outbox = outbox
+        self.config = config or ServiceConfig()
+        self.translators = Translators(sessions, shared=outbox.shared)
+        #: One lock per game, held while it changes.
+        self.locks = KeyedLocks()
+        self.background = Background()
+        self._shared = shared = Shared(
+            sessions, outbox, self.config, self.locks, self.background, self.translators, thinkers
+        )
+        #: Several workers on PostgreSQL: this one's number and liveness lock (see
+        #: telegram_bot.service.clock); None for one process.
+        self.liveness: Liveness | None = None
+        engine = sessions.kw.get("bind")
+        if outbox.shared and engine is not None and engine.dialect.name == "postgresql":
+            self.liveness = Liveness(engine)
+        self._progress = progress = Progress()
+        self.views = Views(outbox, self.translators)
+        self.clock = Clock(shared, views=self.views, progress=progress, liveness=self.liveness)
+        self.lobby = Lobby(shared, views=self.views, clock=self.clock)
+        self.table = Table(shared, views=self.views, clock=self.clock, progress=progress)
+        self.exits = Exits(
+            shared, views=self.views, clock=self.clock, progress=progress, lobby=self.lobby
+        )
+        self.rematch = Rematch(shared, lobby=self.lobby)
+        self.review = Review(shared)
+        self.hints = Hints(shared)
+        self.recovery = Recovery(shared, views=self.views, clock=self.clock)
 
-    async def user_lang(self, user_id: int, s: AsyncSession | None = None) -> str:
-        """The user's language (inside a transaction, pass its session ``s``)."""
-        return await self.languages.get(user_id, s)
+        # What the handlers, the runtime and the tests call, from the parts.
+        self.open_lobby = self.lobby.open
+        self.lobby_action = self.lobby.action
+        self.act = self.table.act
+        self.set_away = self.table.set_away
+        self.show_selection = self.views.show_selection
+        self.player_returns = self.recovery.player_returns
+        self.resume_all = self.recovery.resume_all
+        self.pending_work = self.recovery.pending_work
+        self.idle = self.recovery.idle
+        self.shutdown = self.recovery.shutdown
+        #: The takeover clock and the outbox's poll, until shutdown (which also gives
+        #: up this worker's liveness lock: the others take its turns over).
+        self.start_clock = self.clock.start
+        #: One pass of the clock: take over the turns nobody is on.
+        self.sweep = self.clock.sweep
+        self.user_lang = self.translators.user_lang
+        self.user_tr = self.translators.user
+        self.chat_tr = self.translators.chat
+        self.forget_lang = self.translators.forget_user
+        #: The chat's language was changed (by this process).
+        self.forget_chat_lang = self.translators.forget_chat
 
-    def forget_lang(self, user_id: int) -> None:
-        self.languages.forget(user_id)
+    @property
+    def thinkers(self) -> Thinkers | None:
+        """Where searching computer players think (None: in a thread of this process)."""
+        return self._shared.thinkers
 
-    async def user_tr(self, user_id: int, s: AsyncSession | None = None) -> Translator:
-        return get_translator(await self.user_lang(user_id, s))
+    @thinkers.setter
+    def thinkers(self, thinkers: Thinkers | None) -> None:
+        """Every part thinks there from now on (tests swap in a gated pool)."""
+        self._shared.thinkers = thinkers
 
-    async def chat_tr(self, chat_id: int, s: AsyncSession | None = None) -> Translator:
-        """The chat's translator (inside a transaction, pass its session ``s``).
+    @property
+    def languages(self) -> Languages:
+        """The users' languages (see :mod:`telegram_bot.service.languages`)."""
+        return self.translators.languages
 
-        Remembered (a query less per move), unless several processes share the
-        database: another one may change it (see forget_chat_lang)."""
-        lang = self._chat_langs.get(chat_id)
-        if lang is not None:
-            return get_translator(lang)
-        if s is not None:
-            chat = await repo.get_chat(s, chat_id)
-        else:
-            async with self.sessions() as own:
-                chat = await repo.get_chat(own, chat_id)
-        if chat is None:
-            return get_translator("fa")
-        if not self.outbox.shared:
-            self._chat_langs[chat_id] = chat.language
-            if len(self._chat_langs) > languages.LANG_CACHE_SIZE:  # the oldest entry goes
-                del self._chat_langs[next(iter(self._chat_langs))]
-        return get_translator(chat.language)
+    @property
+    def worker(self) -> int | None:
+        """This worker's number in the game rows (None: one process)."""
+        return self.clock.worker
 
-    def forget_chat_lang(self, chat_id: int) -> None:
-        """The chat's language was changed (by this process)."""
-        self._chat_langs.pop(chat_id, None)
+    def sizes(self) -> dict[str, int]:
+        """How many entries each per-game, per-chat or per-user structure holds."""
+        return {
+            "locks": len(self.locks),
+            "background": len(self.background),
+            "progress": len(self._progress),
+            **self.clock.sizes(),
+            **self.translators.sizes(),
+        }
 
     # --------------------------------------------------------------- queries
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telegram_bot.chat.i18n import language_from_telegram
+from telegram_bot.chat.i18n import Translator, get_translator, language_from_telegram
 from telegram_bot.platform.storage import repo
 
-__all__ = ["CHANNEL", "LANG_CACHE_SIZE", "Languages", "listen"]
+__all__ = ["CHANNEL", "LANG_CACHE_SIZE", "Languages", "Translators", "listen"]
 
 LANG_CACHE_SIZE = 4096
 #: NOTIFY channel of language changes (payload: the user's id).
@@ -64,6 +64,56 @@ class Languages:
     def stop_remembering(self) -> None:
         self.remember = False
         self._langs.clear()
+
+
+class Translators:
+    """The translator for each user and each chat, as every part of the service asks.
+
+    Users' languages come from :class:`Languages`; chats' are remembered here (a query
+    less per move), unless several processes share the database: another one may
+    change them (see :meth:`forget_chat`)."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, shared: bool) -> None:
+        self.sessions = sessions
+        self.shared = shared
+        # Per process, unless workers share the database (see the module's text).
+        self.languages = Languages(sessions, remember=not shared)
+        self._chat_langs: dict[int, str] = {}
+
+    def sizes(self) -> dict[str, int]:
+        return {"langs": len(self.languages), "chat_langs": len(self._chat_langs)}
+
+    async def user_lang(self, user_id: int, s: AsyncSession | None = None) -> str:
+        """The user's language (inside a transaction, pass its session ``s``)."""
+        return await self.languages.get(user_id, s)
+
+    def forget_user(self, user_id: int) -> None:
+        self.languages.forget(user_id)
+
+    async def user(self, user_id: int, s: AsyncSession | None = None) -> Translator:
+        return get_translator(await self.user_lang(user_id, s))
+
+    async def chat(self, chat_id: int, s: AsyncSession | None = None) -> Translator:
+        """The chat's translator (inside a transaction, pass its session ``s``)."""
+        lang = self._chat_langs.get(chat_id)
+        if lang is not None:
+            return get_translator(lang)
+        if s is not None:
+            chat = await repo.get_chat(s, chat_id)
+        else:
+            async with self.sessions() as own:
+                chat = await repo.get_chat(own, chat_id)
+        if chat is None:
+            return get_translator("fa")
+        if not self.shared:
+            self._chat_langs[chat_id] = chat.language
+            if len(self._chat_langs) > LANG_CACHE_SIZE:  # the oldest entry goes
+                del self._chat_langs[next(iter(self._chat_langs))]
+        return get_translator(chat.language)
+
+    def forget_chat(self, chat_id: int) -> None:
+        """The chat's language was changed (by this process)."""
+        self._chat_langs.pop(chat_id, None)
 
 
 async def listen(languages: Languages, conn: Any) -> None:

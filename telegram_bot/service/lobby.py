@@ -9,13 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core import Match, Variant
+from core import HakemRule, Match, Variant, parse_card
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator, get_translator, language_from_telegram
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
 from telegram_bot.service import pings
-from telegram_bot.service.base import Answer, ServiceBase
+from telegram_bot.service.answer import Answer
+from telegram_bot.service.clock import Clock
+from telegram_bot.service.seats import human_seat
+from telegram_bot.service.shared import Shared
+from telegram_bot.service.views import Views
+
+__all__ = ["BUSY", "DEFAULT_SETTINGS", "GAME_OPEN", "Lobby", "variant_of"]
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "players": 4,
@@ -38,12 +44,24 @@ BUSY = N_(
 GAME_OPEN = N_("A game is already open in this group: play it out, or end it with /cancel.")
 
 
-class LobbyMixin(ServiceBase):
-    async def open_lobby(
-        self, chat_id: int, chat_type: str, title: str | None, user: Any
-    ) -> str | None:
+class Lobby:
+    """The games not started yet: their seats and settings, and the start."""
+
+    def __init__(
+        self,
+        shared: Shared,
+        *,
+        views: Views,
+        clock: Clock,
+    ) -> None:
+        self._shared = shared
+        self._views = views
+        self._clock = clock
+        self._matches_started = 0
+
+    async def open(self, chat_id: int, chat_type: str, title: str | None, user: Any) -> str | None:
         """/newgame: post a lobby. Returns an error text, or None on success."""
-        async with self.outbox.transaction() as s:
+        async with self._shared.outbox.transaction() as s:
             chat = await repo.get_or_create_chat(s, chat_id, chat_type, title)
             tr = get_translator(chat.language)
             db_user = await repo.get_or_create_user(
@@ -55,26 +73,26 @@ class LobbyMixin(ServiceBase):
             settings = {**DEFAULT_SETTINGS, **(chat.settings or {})}
             seats: list[dict[str, Any]] = [{} for _ in range(settings["players"])]
             if db_user.started_bot and other is None:
-                seats[0] = _human_seat(user)
+                seats[0] = human_seat(user)
             try:
                 game = await repo.create_game(s, chat_id, user.id, seats, settings)
             except repo.ActiveGameExistsError:  # another /newgame won the race
                 return tr(GAME_OPEN)
-            await self.outbox.send(
+            await self._shared.outbox.send(
                 s,
                 chat_id,
                 render.lobby_text(game, tr),
-                render.lobby_keyboard(game, tr, self.config.bot_username),
+                render.lobby_keyboard(game, tr, self._shared.config.bot_username),
                 slot=repo.table_slot(game.id),
             )
         return None
 
-    async def lobby_action(
+    async def action(
         self, game_id: str, user: Any, action: str, arg: str, is_admin: Callable[[], Any]
     ) -> Answer:
         """Join, leave, add a computer, settings, start or cancel a lobby."""
-        async with self._locks[game_id]:
-            async with self.outbox.transaction() as s:
+        async with self._shared.locks[game_id]:
+            async with self._shared.outbox.transaction() as s:
                 game = await repo.get_game(s, game_id, lock=True)
                 db_user = await repo.get_or_create_user(
                     s, user.id, user.first_name, user.username, user.language_code
@@ -96,7 +114,7 @@ class LobbyMixin(ServiceBase):
                     if not db_user.started_bot:
                         return Answer(
                             tr("Open the bot in private to get your cards"),
-                            url=f"https://t.me/{self.config.bot_username}?start=join_{game.id}",
+                            url=f"https://t.me/{self._shared.config.bot_username}?start=join_{game.id}",
                         )
                     other = await repo.find_active_game_for_user(s, user.id)
                     if other is not None and other.id != game.id:
@@ -104,7 +122,7 @@ class LobbyMixin(ServiceBase):
                     free = next((i for i, x in enumerate(seats) if not x), None)
                     if free is None:
                         return Answer(tr("The game is full"), alert=True)
-                    seats[free] = _human_seat(user)
+                    seats[free] = human_seat(user)
                     answer = Answer(tr("You joined the game"))
                 elif action == "l":
                     if seated is None:
@@ -126,18 +144,18 @@ class LobbyMixin(ServiceBase):
                     if action == "c":
                         game.status = "cancelled"
                         await repo.save_game(s, game, game.move)
-                        await self._show_table(s, game, gtr("The game was cancelled."), None)
+                        await self._views.show_table(s, game, gtr("The game was cancelled."), None)
                         return Answer(tr("The game was cancelled."))
                     if action == "o":
                         return await self._settings(s, game, seats, arg, tr, gtr)
                     return await self._start(s, game, seats, tr, gtr)
                 game.seats = seats
                 await repo.save_game(s, game, game.move)
-                await self._show_table(
+                await self._views.show_table(
                     s,
                     game,
                     render.lobby_text(game, gtr),
-                    render.lobby_keyboard(game, gtr, self.config.bot_username),
+                    render.lobby_keyboard(game, gtr, self._shared.config.bot_username),
                 )
         return answer
 
@@ -149,9 +167,9 @@ class LobbyMixin(ServiceBase):
             keyboard = (
                 render.settings_keyboard(game, gtr)
                 if arg == ""
-                else render.lobby_keyboard(game, gtr, self.config.bot_username)
+                else render.lobby_keyboard(game, gtr, self._shared.config.bot_username)
             )
-            await self._show_table(s, game, render.lobby_text(game, gtr), keyboard)
+            await self._views.show_table(s, game, render.lobby_text(game, gtr), keyboard)
             return Answer(tr("⚙️ Settings") if arg == "" else tr("Settings saved"))
         name, _, value = arg.partition("=")
         if name == "about" and value in render.SETTING_HINTS:  # a row's label: explain it
@@ -177,7 +195,7 @@ class LobbyMixin(ServiceBase):
                 settings[name] = parsed
             if not _allowed(settings):
                 raise ValueError(arg)
-            _variant_of(settings)  # and the rules' own checks
+            variant_of(settings)  # and the rules' own checks
         except (ValueError, KeyError):
             return Answer(tr("This button is not valid"), alert=True)
         size = settings["players"]
@@ -192,7 +210,7 @@ class LobbyMixin(ServiceBase):
         await repo.save_game(s, game, game.move)
         if name in ("ping", "ping_to") and game.chat_id < 0:  # the group's choice, kept
             await repo.update_chat_settings(s, game.chat_id, {name: parsed})
-        await self._show_table(
+        await self._views.show_table(
             s, game, render.lobby_text(game, gtr), render.settings_keyboard(game, gtr)
         )
         return Answer(tr("Settings saved"))
@@ -202,39 +220,34 @@ class LobbyMixin(ServiceBase):
             return Answer(tr("At least one person must join first"), alert=True)
         level = game.settings.get("level", "normal")
         seats = [x if x else {"bot": level} for x in seats]
-        match = Match(_variant_of(game.settings), seed=self._next_seed())
+        match = Match(variant_of(game.settings), seed=self._next_seed())
         match.start()
         game.seats = seats
         game.status = "playing"
         game.state = match.to_json()
         expected = game.move
         game.move += 1
-        self._arm_deadline(game, match)
+        self._clock.arm(game, match)
         await repo.save_game(s, game, expected)
         # Every person's hand, dealt in the same transaction as the start: a crash
         # right after it still delivers them.
         for seat in range(match.n):
             uid = seats[match.order[seat]].get("user_id")
             if uid:
-                await self._send_hand(s, game, match, seat, uid)
-        await self._render(s, game, match, [])
-        self._after_commit_later(game, match)
+                await self._views.send_hand(s, game, match, seat, uid)
+        await self._views.render(s, game, match, [])
+        self._clock.after_commit_later(game, match)
         return Answer(tr("The game starts!"))
 
     def _next_seed(self) -> int | None:
-        if self.config.deal_seed is None:
+        if self._shared.config.deal_seed is None:
             return None
         self._matches_started += 1
-        return self.config.deal_seed + self._matches_started - 1
+        return self._shared.config.deal_seed + self._matches_started - 1
 
 
-def _human_seat(user: Any) -> dict[str, Any]:
-    return {"user_id": user.id, "name": user.first_name, "away": False, "timeouts": 0}
-
-
-def _variant_of(settings: dict[str, Any]) -> Variant:
-    from core import HakemRule, parse_card
-
+def variant_of(settings: dict[str, Any]) -> Variant:
+    """The rules a lobby's settings choose."""
     if settings.get("kind") == "bidding":
         return Variant.bidding(target=int(settings.get("target", 500)))
     players = int(settings.get("players", 4))

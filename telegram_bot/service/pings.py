@@ -13,7 +13,8 @@ was pinged at (``pinged``), so a turn is pinged at most once, across restarts an
 processes.
 
 Besides, the hakem's trump call notifies the others: their hand message, which now
-holds the whole hand, is posted anew instead of edited. (The start of a match needs
+holds the whole hand, is posted anew instead of edited (by the views,
+:mod:`telegram_bot.service.views`). (The start of a match needs
 nothing more: the hands are new messages, and new messages notify.)
 """
 
@@ -21,19 +22,18 @@ from __future__ import annotations
 
 from datetime import datetime
 from html import escape
-from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core import Event, Match, TrumpChosen
+from core import Match
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_
-from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service import reposts
+from telegram_bot.service.languages import Translators
+from telegram_bot.service.views import Views
 
-__all__ = ["PING_CHOICES", "PING_TO", "before_hands", "due", "ping"]
+__all__ = ["DEFAULT_PING", "PING_CHOICES", "PING_TO", "due", "ping"]
 
 #: Seconds a turn waits before its ping (0: no pings), as the settings offer them.
 PING_CHOICES = render.PING_CHOICES
@@ -68,18 +68,20 @@ def due(game: Game, match: Match, now: datetime) -> int | None:
     return match.turn
 
 
-async def ping(svc: Any, s: AsyncSession, game: Game, match: Match, seat: int) -> None:
+async def ping(
+    views: Views, translators: Translators, s: AsyncSession, game: Game, match: Match, seat: int
+) -> None:
     """Ping the seat on turn (decided by :func:`due`) and remember it in the seat."""
     info = game.seats[match.order[seat]]
     uid = int(info["user_id"])
     if game.chat_id < 0 and game.settings.get("ping_to") == "group":
-        gtr = await svc.chat_tr(game.chat_id, s)
+        gtr = await translators.chat(game.chat_id, s)
         mention = f'<a href="tg://user?id={uid}">{escape(info.get("name") or "?")}</a>'
         text = render.table_text(game, match, gtr) + "\n\n" + gtr(GROUP_PING).format(name=mention)
-        await reposts.repost(svc, s, game, text, render.table_keyboard(game, match, gtr))
+        await views.repost_table(s, game, text, render.table_keyboard(game, match, gtr))
     else:
-        tr = await svc.user_tr(uid, s)
-        await _post_hand_again(svc, s, game, match, seat, uid, tr(PRIVATE_PING))
+        tr = await translators.user(uid, s)
+        await views.post_hand_again(s, game, match, seat, uid, tr(PRIVATE_PING))
     seats = [dict(x) for x in game.seats]
     seats[match.order[seat]]["pinged"] = game.move
     game.seats = seats
@@ -90,38 +92,3 @@ async def ping(svc: Any, s: AsyncSession, game: Game, match: Match, seat: int) -
         .values(seats=seats, updated_at=game.updated_at)
         .execution_options(synchronize_session=False)
     )
-
-
-async def before_hands(
-    svc: Any, s: AsyncSession, game: Game, match: Match, events: list[Event]
-) -> None:
-    """Called by the render before the hand messages are edited: after the trump call
-    everyone else gets their whole hand as a new, notifying message (the edit that
-    follows then finds nothing to change)."""
-    for event in events:
-        if not isinstance(event, TrumpChosen):
-            continue
-        for seat in range(match.n):
-            info = game.seats[match.order[seat]]
-            uid = info.get("user_id")
-            if seat == event.seat or not uid or info.get("away"):
-                continue
-            await _post_hand_again(svc, s, game, match, seat, int(uid))
-
-
-async def _post_hand_again(
-    svc: Any,
-    s: AsyncSession,
-    game: Game,
-    match: Match,
-    seat: int,
-    uid: int,
-    first_line: str | None = None,
-) -> None:
-    tr = await svc.user_tr(uid, s)
-    text = svc._private_text(game, match, seat, tr)
-    if first_line:
-        text = first_line + "\n" + text
-    slot = repo.hand_slot(game.id, uid)
-    await svc.outbox.delete(s, uid, slot=slot)
-    await svc.outbox.send(s, uid, text, render.private_keyboard(game, match, seat, tr), slot=slot)

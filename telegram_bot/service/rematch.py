@@ -12,49 +12,62 @@ from typing import Any
 
 from telegram_bot.chat import render
 from telegram_bot.platform.storage import repo
-from telegram_bot.service.games import Answer, GameService
+from telegram_bot.service.answer import Answer
+from telegram_bot.service.lobby import Lobby
+from telegram_bot.service.shared import Shared
 
-__all__ = ["rematch"]
+__all__ = ["Rematch"]
 
 
-async def rematch(svc: GameService, game_id: str, user: Any) -> Answer:
-    tr = await svc.user_tr(user.id)
-    async with svc.sessions() as s:
-        old = await repo.get_game(s, game_id)
-        chat = await repo.get_chat(s, old.chat_id) if old is not None else None
-        active = await repo.get_active_game(s, old.chat_id) if old is not None else None
-    if old is None or chat is None or old.status != "finished":
-        return Answer(tr("This button belongs to an earlier game"), alert=True)
-    if not any(seat.get("user_id") == user.id for seat in old.seats):
-        return Answer(tr("You are not playing in this game"), alert=True)
-    if active is not None:
-        return Answer(tr("A new game is already open in this chat"), alert=True)
-    error = await svc.open_lobby(chat.id, chat.type, chat.title, user)
-    if error:
-        return Answer(error, alert=True)
-    async with svc.sessions() as s:
-        game = await repo.get_active_game(s, chat.id)
-    if game is None or game.owner_id != user.id:
-        return Answer(tr("A new game is already open in this chat"), alert=True)
-    if chat.type == "private":
-        async with svc._locks[game.id], svc.sessions.begin() as s:
+class Rematch:
+    def __init__(
+        self,
+        shared: Shared,
+        *,
+        lobby: Lobby,
+    ) -> None:
+        self._shared = shared
+        self._lobby = lobby
+
+    async def press(self, game_id: str, user: Any) -> Answer:
+        """The rematch button of finished game ``game_id``, pressed by ``user``."""
+        tr = await self._shared.translators.user(user.id)
+        async with self._shared.sessions() as s:
+            old = await repo.get_game(s, game_id)
+            chat = await repo.get_chat(s, old.chat_id) if old is not None else None
+            active = await repo.get_active_game(s, old.chat_id) if old is not None else None
+        if old is None or chat is None or old.status != "finished":
+            return Answer(tr("This button belongs to an earlier game"), alert=True)
+        if not any(seat.get("user_id") == user.id for seat in old.seats):
+            return Answer(tr("You are not playing in this game"), alert=True)
+        if active is not None:
+            return Answer(tr("A new game is already open in this chat"), alert=True)
+        error = await self._lobby.open(chat.id, chat.type, chat.title, user)
+        if error:
+            return Answer(error, alert=True)
+        async with self._shared.sessions() as s:
+            game = await repo.get_active_game(s, chat.id)
+        if game is None or game.owner_id != user.id:
+            return Answer(tr("A new game is already open in this chat"), alert=True)
+        if chat.type == "private":
+            async with self._shared.locks[game.id], self._shared.sessions.begin() as s:
+                fresh = await _reseat(s, game.id, old)
+            if fresh is None:
+                return Answer(tr("This button belongs to an earlier game"), alert=True)
+            return await self._lobby.action(fresh.id, user, "s", "", _no)
+        gtr = await self._shared.translators.chat(chat.id)
+        async with self._shared.locks[game.id], self._shared.outbox.transaction() as s:
             fresh = await _reseat(s, game.id, old)
-        if fresh is None:
-            return Answer(tr("This button belongs to an earlier game"), alert=True)
-        return await svc.lobby_action(fresh.id, user, "s", "", _no)
-    gtr = await svc.chat_tr(chat.id)
-    async with svc._locks[game.id], svc.outbox.transaction() as s:
-        fresh = await _reseat(s, game.id, old)
-        if fresh is None:
-            return Answer(tr("This button belongs to an earlier game"), alert=True)
-        await svc.outbox.edit(
-            s,
-            chat.id,
-            render.lobby_text(fresh, gtr),
-            render.lobby_keyboard(fresh, gtr, svc.config.bot_username),
-            slot=repo.table_slot(fresh.id),
-        )
-    return Answer(tr("Rematch: the same seats and settings. Start when everyone is ready."))
+            if fresh is None:
+                return Answer(tr("This button belongs to an earlier game"), alert=True)
+            await self._shared.outbox.edit(
+                s,
+                chat.id,
+                render.lobby_text(fresh, gtr),
+                render.lobby_keyboard(fresh, gtr, self._shared.config.bot_username),
+                slot=repo.table_slot(fresh.id),
+            )
+        return Answer(tr("Rematch: the same seats and settings. Start when everyone is ready."))
 
 
 async def _reseat(s: Any, game_id: str, old: Any) -> Any:

@@ -30,7 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import InlineKeyboardMarkup
 
 from core import Event, HandEnded, Match
-from telegram_bot.chat.keyboards import PlainKeyboard
+from telegram_bot.platform.keyboards import PlainKeyboard
+from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Chat
 
@@ -42,14 +43,16 @@ log = logging.getLogger(__name__)
 REPOST_AFTER = 3
 
 
-async def due(svc: Any, s: AsyncSession, game: Any, match: Match, events: list[Event]) -> bool:
+async def due(
+    outbox: Outbox, s: AsyncSession, game: Any, match: Match, events: list[Event]
+) -> bool:
     """Should this render post the table again (a new hand of a group match begins)?"""
     if game.chat_id > 0 or match.is_over or game.table_message_id is None:
         return False
     if not any(isinstance(e, HandEnded) for e in events):
         return False
-    newest = svc.outbox.newest_message_id(game.chat_id) or 0
-    if svc.outbox.shared:  # what the other workers saw
+    newest = outbox.newest_message_id(game.chat_id) or 0
+    if outbox.shared:  # what the other workers saw
         chat = await repo.get_chat(s, game.chat_id)
         newest = max(newest, (chat.newest_message_id or 0) if chat else 0)
     below = max(0, newest - int(game.table_message_id)) + 1
@@ -57,7 +60,7 @@ async def due(svc: Any, s: AsyncSession, game: Any, match: Match, events: list[E
 
 
 async def repost(
-    svc: Any,
+    outbox: Outbox,
     s: AsyncSession,
     game: Any,
     text: str,
@@ -65,12 +68,12 @@ async def repost(
 ) -> None:
     """Delete the table message and send it again, at the bottom of the group."""
     slot = repo.table_slot(game.id)
-    await svc.outbox.delete(s, game.chat_id, slot=slot)
-    await svc.outbox.send(s, game.chat_id, text, markup, slot=slot)
+    await outbox.delete(s, game.chat_id, slot=slot)
+    await outbox.send(s, game.chat_id, text, markup, slot=slot)
 
 
 async def share_newest(
-    outbox: Any, sessions: async_sessionmaker[AsyncSession], interval: float = 1.0
+    outbox: Outbox, sessions: async_sessionmaker[AsyncSession], interval: float = 1.0
 ) -> None:
     """Forever, in each of several workers: store the newest message ids this worker
     saw (only ever raising the stored ones); a last time when cancelled."""

@@ -25,9 +25,7 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.constants import ChatType, ParseMode
-from telegram.ext import ContextTypes
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from core import CARDS, HandEnded, Match
 from core.review import CostlyPlay, HandReview
@@ -38,15 +36,15 @@ from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import HandRecord
 from telegram_bot.platform.thinking import review as solve_review
 from telegram_bot.service import hands
+from telegram_bot.service.answer import Answer
+from telegram_bot.service.shared import Shared
 
-__all__ = ["button", "command", "pressed", "review_text"]
+__all__ = ["Review", "button", "review_text"]
 
 log = logging.getLogger(__name__)
 
-#: Reviews computed lately, by (game, hand): every player of a hand shares one.
+#: Reviews kept, by (game, hand): every player of a hand shares one.
 CACHE_SIZE = 64
-_cache: OrderedDict[tuple[str, int], HandReview] = OrderedDict()
-_running: dict[tuple[str, int], asyncio.Future[HandReview]] = {}
 
 PREPARING = N_("Preparing your review…")
 NOTE = N_(
@@ -71,119 +69,117 @@ def button(
     )
 
 
-async def pressed(svc: Any, data: cb.Callback, user: Any) -> Any:
-    """A press on «Review this hand»: answered at once; the review follows in private."""
-    from telegram_bot.service.games import Answer  # (the service imports this module)
+class Review:
+    """The reviews asked for: each solved once for all the hand's players, in the
+    background (tracked, so that the service's idle() and shutdown() wait for it)."""
 
-    tr = await svc.user_tr(user.id)
-    if data.move is None:
-        return Answer(tr("This button is not valid"), alert=True)
-    async with svc.sessions() as s:
-        record = await hands.get(s, user.id, data.game_id, data.move)
+    def __init__(
+        self,
+        shared: Shared,
+    ) -> None:
+        self._shared = shared
+        #: Reviews computed lately, and those being computed, by (game, hand).
+        self._cache: OrderedDict[tuple[str, int], HandReview] = OrderedDict()
+        self._running: dict[tuple[str, int], asyncio.Future[HandReview]] = {}
+
+    async def press(self, game_id: str, hand_no: int | None, user_id: int) -> Answer:
+        """A press on «Review this hand»: answered at once; the review follows in private."""
+        tr = await self._shared.translators.user(user_id)
+        if hand_no is None:
+            return Answer(tr("This button is not valid"), alert=True)
+        async with self._shared.sessions() as s:
+            record = await hands.get(s, user_id, game_id, hand_no)
+            if record is None:
+                return Answer(await _refusal(s, game_id, hand_no, user_id, tr), alert=True)
+        self._start(user_id, record)
+        return Answer(tr(PREPARING))
+
+    async def last_hand(self, user_id: int) -> bool:
+        """/review: the player's last finished hand, if there is one (False if not)."""
+        async with self._shared.sessions() as s:
+            record = await hands.latest(s, user_id)
         if record is None:
-            return Answer(await _refusal(s, data, user.id, tr), alert=True)
-    start(svc, user.id, record)
-    return Answer(tr(PREPARING))
+            return False
+        self._start(user_id, record)
+        return True
+
+    def _start(self, user_id: int, record: HandRecord) -> None:
+        """Compute and send the review in the background."""
+        hand = hands.unpack(record)
+        self._shared.background.spawn(
+            self._send(user_id, record.game_id, hand, record.seat, list(record.players))
+        )
+
+    async def _send(
+        self, user_id: int, game_id: str, hand: hands.FinishedHand, seat: int, players: list
+    ) -> None:
+        tr = await self._shared.translators.user(user_id)
+        try:
+            review = await self._review(game_id, hand)
+        except Exception:  # the solver refused the hand, or the pool broke: say so
+            log.exception("could not review hand %s of game %s", hand.hand_no, game_id)
+            text = tr("Sorry, this hand could not be reviewed.")
+        else:
+            text = review_text(review, hand, seat, players, tr)
+        async with self._shared.outbox.transaction() as s:
+            await self._shared.outbox.send(s, user_id, text)
+
+    async def _review(self, game_id: str, hand: hands.FinishedHand) -> HandReview:
+        """The hand's review, solved once for all its players (a press while it is being
+        solved waits for the same solve)."""
+        key = (game_id, hand.hand_no)
+        done = self._cache.get(key)
+        if done is not None:
+            self._cache.move_to_end(key)
+            return done
+        running = self._running.get(key)
+        if running is not None:
+            return await asyncio.shield(running)
+        future: asyncio.Future[HandReview] = asyncio.get_running_loop().create_future()
+        self._running[key] = future
+        try:
+            args = (hand.deal, int(hand.trump), hand.plays)
+            if self._shared.thinkers is not None:
+                par, taken, costly = await self._shared.thinkers.run(solve_review, *args)
+            else:
+                par, taken, costly = await asyncio.to_thread(solve_review, *args)
+            review = HandReview(
+                int(hand.trump),
+                par,
+                taken,
+                tuple(
+                    CostlyPlay(t, seat, CARDS[c], CARDS[b], lost) for t, seat, c, b, lost in costly
+                ),
+            )
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: a press nobody waits on logs nothing
+            raise
+        else:
+            future.set_result(review)
+            self._cache[key] = review
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+            return review
+        finally:
+            del self._running[key]
 
 
-async def _refusal(s: Any, data: cb.Callback, user_id: int, tr: Translator) -> str:
+async def _refusal(s: Any, game_id: str, hand_no: int, user_id: int, tr: Translator) -> str:
     """Why there is no review to give: an old hand, someone else's, or a made-up button."""
-    game = await repo.get_game(s, data.game_id)
+    game = await repo.get_game(s, game_id)
     if game is None or game.state is None:
         return tr("This button is not valid")
     if user_id not in game.user_ids():
         return tr("You are not playing in this game")
     finished = {h["hand"] for h in Match.from_json(game.state).history}
-    if data.move not in finished:
+    if hand_no not in finished:
         return tr("This button is not valid")
     return tr.ngettext(
         "This hand can no longer be reviewed: only your last hand is kept.",
         "This hand can no longer be reviewed: only your last {n} hands are kept.",
         hands.KEEP,
     )
-
-
-async def command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/review: in private, the player's last finished hand."""
-    svc = context.application.bot_data["service"]
-    user = update.effective_user
-    chat = update.effective_chat
-    message = update.effective_message
-    if chat is None or user is None or message is None:
-        return
-    tr = await svc.user_tr(user.id)
-    if chat.type != ChatType.PRIVATE:
-        text = tr("Reviews are private: send /review to me in a private chat.")
-        await message.reply_text(text, parse_mode=ParseMode.HTML)
-        return
-    async with svc.sessions() as s:
-        record = await hands.latest(s, user.id)
-    if record is None:
-        await message.reply_text(tr("No finished hand of yours to review yet."))
-        return
-    start(svc, user.id, record)
-
-
-def start(svc: Any, user_id: int, record: HandRecord) -> None:
-    """Compute and send the review in the background (tracked by the service, so
-    its idle() and shutdown() wait for it)."""
-    hand = hands.unpack(record)
-    svc._spawn(_send(svc, user_id, record.game_id, hand, record.seat, list(record.players)))
-
-
-async def _send(
-    svc: Any, user_id: int, game_id: str, hand: hands.FinishedHand, seat: int, players: list
-) -> None:
-    tr = await svc.user_tr(user_id)
-    try:
-        review = await _review(svc, game_id, hand)
-    except Exception:  # the solver refused the hand, or the pool broke: say so, not nothing
-        log.exception("could not review hand %s of game %s", hand.hand_no, game_id)
-        text = tr("Sorry, this hand could not be reviewed.")
-    else:
-        text = review_text(review, hand, seat, players, tr)
-    async with svc.outbox.transaction() as s:
-        await svc.outbox.send(s, user_id, text)
-
-
-async def _review(svc: Any, game_id: str, hand: hands.FinishedHand) -> HandReview:
-    """The hand's review, solved once for all its players (a press while it is being
-    solved waits for the same solve)."""
-    key = (game_id, hand.hand_no)
-    done = _cache.get(key)
-    if done is not None:
-        _cache.move_to_end(key)
-        return done
-    running = _running.get(key)
-    if running is not None:
-        return await asyncio.shield(running)
-    future: asyncio.Future[HandReview] = asyncio.get_running_loop().create_future()
-    _running[key] = future
-    try:
-        args = (hand.deal, int(hand.trump), hand.plays)
-        thinkers = svc.thinkers
-        if thinkers is not None:
-            par, taken, costly = await thinkers.run(solve_review, *args)
-        else:
-            par, taken, costly = await asyncio.to_thread(solve_review, *args)
-        review = HandReview(
-            int(hand.trump),
-            par,
-            taken,
-            tuple(CostlyPlay(t, seat, CARDS[c], CARDS[b], lost) for t, seat, c, b, lost in costly),
-        )
-    except BaseException as exc:
-        future.set_exception(exc)
-        future.exception()  # retrieved: a press nobody waits on logs nothing
-        raise
-    else:
-        future.set_result(review)
-        _cache[key] = review
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-        return review
-    finally:
-        del _running[key]
 
 
 # ------------------------------------------------------------------- the text

@@ -38,7 +38,8 @@ from telegram_bot.platform.storage.models import (
     Game,
     utcnow,
 )
-from telegram_bot.service import exits, pings
+from telegram_bot.service import pings
+from telegram_bot.service.games import GameService
 
 __all__ = ["Sweeper", "claim"]
 
@@ -54,7 +55,9 @@ async def claim(s: AsyncSession, game_id: str) -> Game | None:
 
 
 class Sweeper:
-    def __init__(self, svc: Any, *, idle_hours: float = 24.0, interval: float = 5.0) -> None:
+    def __init__(
+        self, svc: GameService, *, idle_hours: float = 24.0, interval: float = 5.0
+    ) -> None:
         self.svc = svc
         self.idle_hours = idle_hours
         self.interval = interval
@@ -115,21 +118,21 @@ class Sweeper:
 
     async def _end_idle(self, game_id: str, cutoff: datetime) -> bool:
         svc = self.svc
-        async with svc._locks[game_id]:
+        async with svc.locks[game_id]:
             async with svc.outbox.transaction() as s:
                 game = await claim(s, game_id)
                 if game is None or game.status not in ACTIVE_STATUSES:
                     return False
                 if game.updated_at > cutoff:  # a move came in meanwhile
                     return False
-                await exits.abandon(svc, s, game, "idle", hours=self.idle_hours)
-        exits._released(svc, game)
+                await svc.exits.abandon(s, game, "idle", hours=self.idle_hours)
+        svc.exits.released(game)
         log.info("game %s ended after %s h without a move", game_id, self.idle_hours)
         return True
 
     async def _ping(self, game_id: str, now: datetime) -> bool:
         svc = self.svc
-        async with svc._locks[game_id]:
+        async with svc.locks[game_id]:
             async with svc.outbox.transaction() as s:
                 game = await claim(s, game_id)
                 if game is None or game.status != PLAYING or game.state is None:
@@ -138,5 +141,5 @@ class Sweeper:
                 seat = pings.due(game, match, now)
                 if seat is None:
                     return False
-                await pings.ping(svc, s, game, match, seat)
+                await pings.ping(svc.views, svc.translators, s, game, match, seat)
         return True

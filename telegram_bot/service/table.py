@@ -1,6 +1,6 @@
 """Moves: a person's press applied to the match, stored, and its result recorded.
 
-A press is refused at once when it is known to be stale (see ``_known_stale``),
+A press is refused at once when it is known to be stale (see :mod:`.progress`),
 otherwise checked against the stored game under its lock; an accepted action is
 committed with the next move number before anything is sent.
 """
@@ -12,13 +12,19 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core import Action, ErrorCode, Event, HandKind, IllegalAction, Match
+from core import Action, ErrorCode, IllegalAction, Match
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service import hands
-from telegram_bot.service.base import Answer, ServiceBase, _seat_of
+from telegram_bot.service.answer import Answer
+from telegram_bot.service.clock import Clock
+from telegram_bot.service.progress import Progress
+from telegram_bot.service.seats import seat_of
+from telegram_bot.service.shared import Shared
+from telegram_bot.service.views import Views
+
+__all__ = ["ERROR_TEXTS", "Table"]
 
 #: Error codes from core, as the player reads them.
 ERROR_TEXTS = {
@@ -39,7 +45,22 @@ ERROR_TEXTS = {
 }
 
 
-class MovesMixin(ServiceBase):
+class Table:
+    """A person's moves on a running match: a press, being away and back."""
+
+    def __init__(
+        self,
+        shared: Shared,
+        *,
+        views: Views,
+        clock: Clock,
+        progress: Progress,
+    ) -> None:
+        self._shared = shared
+        self._views = views
+        self._clock = clock
+        self._progress = progress
+
     async def act(
         self,
         game_id: str,
@@ -58,12 +79,12 @@ class MovesMixin(ServiceBase):
         ``on_commit`` runs (in the background) as soon as the action is stored,
         before the messages are redrawn: it answers the press.
         """
-        tr = await self.user_tr(user_id)
-        stale = self._known_stale(game_id, move, by_hand, tr)
+        tr = await self._shared.translators.user(user_id)
+        stale = self._progress.stale(game_id, move, by_hand, tr)
         if stale is not None:
             return stale
-        async with self._locks[game_id]:
-            async with self.outbox.transaction() as s:
+        async with self._shared.locks[game_id]:
+            async with self._shared.outbox.transaction() as s:
                 loaded = await self._load_seat(s, game_id, user_id, tr)
                 if isinstance(loaded, Answer):
                     return loaded
@@ -80,36 +101,14 @@ class MovesMixin(ServiceBase):
                 info = game.seats[match.order[seat]]
                 info.pop("timed_out", None)
                 info["timeouts"] = 0
-                await self._commit(s, game, match, events)
-                if not self._computers_follow(game, match, events):
-                    await self._render(s, game, match, events)
-            self._note_progress(game, match)
+                await self._clock.commit(s, game, match, events)
+                if not self._clock.computers_follow(game, match, events):
+                    await self._views.render(s, game, match, events)
+            self._progress.note(game, match)
             if on_commit is not None:
-                self._spawn(on_commit())
-        self._after_commit(game, match)
+                self._shared.background.spawn(on_commit())
+        self._clock.after_commit(game, match)
         return Answer()
-
-    def _note_progress(self, game: Game, match: Match | None) -> None:
-        """Remember how far a game in progress is, as stored (moves and hands only go
-        forward, so an old note is safe: it only refuses less). A game that is over
-        is forgotten: its presses are refused from the database, under a free lock."""
-        if game.status != "playing" or match is None or match.is_over:
-            self._progress.pop(game.id, None)
-            return
-        old = self._progress.get(game.id, (0, 0))
-        self._progress[game.id] = (max(old[0], game.move), max(old[1], match.hand_no))
-
-    def _known_stale(
-        self, game_id: str, move: int | None, by_hand: bool, tr: Translator
-    ) -> Answer | None:
-        """The refusal for a press on a button already known to be outdated."""
-        known = self._progress.get(game_id)
-        if known is None or move is None:
-            return None
-        current_move, hand_no = known
-        if move < (hand_no if by_hand else current_move):
-            return Answer(tr("This button belongs to an earlier hand"), alert=True)
-        return None
 
     async def _load_seat(
         self, s: AsyncSession, game_id: str, user_id: int, tr: Translator
@@ -119,19 +118,20 @@ class MovesMixin(ServiceBase):
         game = await repo.get_game(s, game_id, lock=True)
         if game is None or game.status != "playing":
             if game is not None:
-                self._note_progress(game, None)
+                self._progress.note(game, None)
             return Answer(tr("This button belongs to an earlier game"), alert=True)
         match = Match.from_json(game.state)
-        self._note_progress(game, match)
-        seat = _seat_of(game, match, user_id)
+        self._progress.note(game, match)
+        seat = seat_of(game, match, user_id)
         if seat is None:
             return Answer(tr("You are not playing in this game"), alert=True)
         return game, match, seat
 
     async def set_away(self, game_id: str, user_id: int, away: bool) -> Answer:
-        tr = await self.user_tr(user_id)
-        async with self._locks[game_id]:
-            async with self.outbox.transaction() as s:
+        """The player leaves their seat to the computer for a while, or is back."""
+        tr = await self._shared.translators.user(user_id)
+        async with self._shared.locks[game_id]:
+            async with self._shared.outbox.transaction() as s:
                 loaded = await self._load_seat(s, game_id, user_id, tr)
                 if isinstance(loaded, Answer):
                     return loaded
@@ -140,63 +140,13 @@ class MovesMixin(ServiceBase):
                 info["away"] = away
                 info["timeouts"] = 0
                 info.pop("timed_out", None)
-                self._arm_deadline(game, match)
+                self._clock.arm(game, match)
                 await repo.save_game(s, game, game.move)
                 if not away:
-                    await self._redeal(s, game, match, seat, user_id)
-                await self._render(s, game, match, [])
-        self._after_commit(game, match)
+                    await self._views.redeal(s, game, match, seat, user_id)
+                await self._views.render(s, game, match, [])
+        self._clock.after_commit(game, match)
         return Answer(tr("Welcome back!") if not away else None)
-
-    async def _commit(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
-        """Persist an accepted action (and a finished match's result) in one transaction."""
-        await hands.record_finished(s, game, match, events)  # before game.state moves on
-        expected = game.move
-        game.move += 1
-        game.state = match.to_json()
-        if match.is_over:
-            game.status = "finished"
-            game.deadline = None
-            await self._record_result(s, game, match)
-        else:
-            self._arm_deadline(game, match)
-        await repo.save_game(s, game, expected)
-
-    async def _record_result(self, s: AsyncSession, game: Game, match: Match) -> None:
-        v = match.variant
-        hands_won = [0] * v.sides
-        kots = [0] * v.sides
-        for h in match.history:
-            if h["winner"] is not None:
-                hands_won[h["winner"]] += 1
-                if h["kind"] in (HandKind.KOT, HandKind.HAKEM_KOT):
-                    kots[h["winner"]] += 1
-        players = []
-        for seat in range(match.n):
-            info = game.seats[match.order[seat]]
-            players.append(
-                {
-                    "user_id": info.get("user_id"),
-                    "name": info.get("name") or "",
-                    "side": v.side_of(seat),
-                    "bot": info.get("bot"),
-                    # A computer is named by its seat in the lobby ("Computer 4").
-                    "number": match.order[seat] + 1,
-                }
-            )
-        await repo.record_match_result(
-            s,
-            chat_id=game.chat_id,
-            game_id=game.id,
-            variant=f"{v.players}p-{v.kind}",
-            target=v.target,
-            scores=match.scores,
-            winner_side=match.winner,
-            hands_played=len(match.history),
-            players=players,
-            hands_won=hands_won,
-            kots=kots,
-        )
 
 
 def _error_text(exc: IllegalAction, tr: Translator) -> str:

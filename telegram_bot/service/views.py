@@ -1,7 +1,8 @@
 """Views: what each move shows, decided in the move's transaction into the outbox.
 
-The table message in the game's chat, the results, the reposts and pings, and each
-player's hand message (only the hands a move changes are edited).
+The table message in the game's chat, the results, the reposts, and each player's
+hand message (only the hands a move changes are edited; after the trump call the
+others' hands are posted anew, so that it notifies them).
 """
 
 from __future__ import annotations
@@ -11,49 +12,59 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from telegram import InlineKeyboardMarkup
 
-from core import CardPlayed, Event, HandEnded, Match, MatchEnded, TrickWon
+from core import CardPlayed, Event, HandEnded, Match, MatchEnded, TrickWon, TrumpChosen
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import Translator
-from telegram_bot.chat.keyboards import PlainKeyboard
+from telegram_bot.platform.keyboards import PlainKeyboard
+from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service import pings, reposts, review
-from telegram_bot.service.base import ServiceBase, _seat_of
+from telegram_bot.service import reposts, review
+from telegram_bot.service.languages import Translators
+from telegram_bot.service.seats import seat_of
+
+__all__ = ["Views"]
 
 
-class ViewsMixin(ServiceBase):
-    async def _show_table(
+class Views:
+    def __init__(self, outbox: Outbox, translators: Translators) -> None:
+        self._outbox = outbox
+        self._translators = translators
+
+    async def show_table(
         self,
         s: AsyncSession,
         game: Game,
         text: str,
         markup: InlineKeyboardMarkup | PlainKeyboard | None,
     ) -> None:
-        await self.outbox.edit(s, game.chat_id, text, markup, slot=repo.table_slot(game.id))
+        """Edit the game's table message."""
+        await self._outbox.edit(s, game.chat_id, text, markup, slot=repo.table_slot(game.id))
 
-    def _private_text(self, game: Game, match: Match, seat: int, tr: Translator) -> str:
+    def private_text(self, game: Game, match: Match, seat: int, tr: Translator) -> str:
+        """The text of ``seat``'s hand message."""
         text = render.private_text(game, match, seat, tr)
         if game.seats[match.order[seat]].get("timed_out"):
             text = tr("Time is up; the computer played for you") + "\n" + text
         return text
 
-    async def _render(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
+    async def render(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
         """Decide, in the move's transaction, what every chat of the game shows now."""
-        gtr = await self.chat_tr(game.chat_id, s)
+        gtr = await self._translators.chat(game.chat_id, s)
         table = render.table_text(game, match, gtr)
         keyboard = render.table_keyboard(game, match, gtr)
-        repost = await reposts.due(self, s, game, match, events)
+        repost = await reposts.due(self._outbox, s, game, match, events)
         if not repost:
-            await self._show_table(s, game, table, keyboard)
+            await self.show_table(s, game, table, keyboard)
         for e in events:
             if isinstance(e, HandEnded):
                 text = render.hand_result_text(e, game, match, gtr)
-                await self.outbox.send(s, game.chat_id, text, review.button(game, match, e, gtr))
+                await self._outbox.send(s, game.chat_id, text, review.button(game, match, e, gtr))
             elif isinstance(e, MatchEnded):
-                await self.outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
+                await self._outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
         if repost:  # below the hand result
-            await reposts.repost(self, s, game, table, keyboard)
-        await pings.before_hands(self, s, game, match, events)
+            await reposts.repost(self._outbox, s, game, table, keyboard)
+        await self._after_trump_call(s, game, match, events)
         # A card played by someone else edits only the hand of the player now on turn:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
@@ -63,39 +74,96 @@ class ViewsMixin(ServiceBase):
             uid = game.seats[match.order[seat]].get("user_id")
             if not uid or not (everyone or seat == match.turn or seat in acted):
                 continue
-            tr = await self.user_tr(uid, s)
-            await self.outbox.edit(
+            tr = await self._translators.user(uid, s)
+            await self._outbox.edit(
                 s,
                 uid,
-                self._private_text(game, match, seat, tr),
+                self.private_text(game, match, seat, tr),
                 render.private_keyboard(game, match, seat, tr),
                 slot=repo.hand_slot(game.id, uid),
             )
 
-    async def _send_hand(
+    async def _after_trump_call(
+        self, s: AsyncSession, game: Game, match: Match, events: list[Event]
+    ) -> None:
+        """Before the hand messages are edited: after the trump call everyone else gets
+        their whole hand as a new, notifying message (the edit that follows then finds
+        nothing to change). See :mod:`telegram_bot.service.pings`."""
+        for event in events:
+            if not isinstance(event, TrumpChosen):
+                continue
+            for seat in range(match.n):
+                info = game.seats[match.order[seat]]
+                uid = info.get("user_id")
+                if seat == event.seat or not uid or info.get("away"):
+                    continue
+                await self.post_hand_again(s, game, match, seat, int(uid))
+
+    async def post_hand_again(
+        self,
+        s: AsyncSession,
+        game: Game,
+        match: Match,
+        seat: int,
+        uid: int,
+        first_line: str | None = None,
+    ) -> None:
+        """Delete ``seat``'s hand message and send it anew (it notifies), under
+        ``first_line`` if given."""
+        tr = await self._translators.user(uid, s)
+        text = self.private_text(game, match, seat, tr)
+        if first_line:
+            text = first_line + "\n" + text
+        slot = repo.hand_slot(game.id, uid)
+        await self._outbox.delete(s, uid, slot=slot)
+        await self._outbox.send(
+            s, uid, text, render.private_keyboard(game, match, seat, tr), slot=slot
+        )
+
+    async def repost_table(
+        self,
+        s: AsyncSession,
+        game: Game,
+        text: str,
+        markup: InlineKeyboardMarkup | PlainKeyboard | None,
+    ) -> None:
+        """The table message deleted and sent again, at the bottom of its chat."""
+        await reposts.repost(self._outbox, s, game, text, markup)
+
+    async def send_hand(
         self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int
     ) -> None:
-        tr = await self.user_tr(uid, s)
-        await self.outbox.send(
+        """A new hand message for ``seat``'s player ``uid``."""
+        tr = await self._translators.user(uid, s)
+        await self._outbox.send(
             s,
             uid,
-            self._private_text(game, match, seat, tr),
+            self.private_text(game, match, seat, tr),
             render.private_keyboard(game, match, seat, tr),
             slot=repo.hand_slot(game.id, uid),
         )
 
+    async def redeal(
+        self, s: AsyncSession, game: Game, match: Match, seat: int, user_id: int
+    ) -> None:
+        """A player is back: give them a hand message if theirs never arrived, and
+        forget what their chat shows, so the next render edits it whatever we believe."""
+        await self._outbox.forget_chat(s, user_id)
+        if await repo.slot_message_id(s, repo.hand_slot(game.id, user_id)) is None:
+            await self.send_hand(s, game, match, seat, user_id)
+
     async def show_selection(self, game_id: str, user_id: int, selected: list[Any]) -> None:
         """Redraw one player's keyboard with cards ticked (discard/exchange)."""
-        async with self.outbox.transaction() as s:
+        async with self._outbox.transaction() as s:
             game = await repo.get_game(s, game_id)
             if game is None or game.state is None:
                 return
             match = Match.from_json(game.state)
-            seat = _seat_of(game, match, user_id)
+            seat = seat_of(game, match, user_id)
             if seat is None:
                 return
-            tr = await self.user_tr(user_id, s)
-            await self.outbox.edit(
+            tr = await self._translators.user(user_id, s)
+            await self._outbox.edit(
                 s,
                 user_id,
                 render.private_text(game, match, seat, tr),

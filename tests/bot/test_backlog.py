@@ -113,7 +113,7 @@ async def test_a_stale_press_is_answered_while_its_game_is_busy(emu, runner):
     held, release = asyncio.Event(), asyncio.Event()
 
     async def busy() -> None:  # the game is busy (a computer thinking, a slow database)
-        async with runner.service._locks[game.id]:
+        async with runner.service.locks[game.id]:
             held.set()
             await release.wait()
 

@@ -341,7 +341,7 @@ async def test_timeout_plays_for_the_player_then_away_then_back(emu, db_url):
                 assert game.deadline is not None
                 table_msg = emu.message(group.id, game.table_message_id)
                 assert "⏱ ۳۰ ثانیه" in table_msg.text  # the group sees the clock
-                await svc._on_timeout(game.id, game.move)
+                await svc.clock.time_out(game.id, game.move)
                 await runner.settle()
                 msg = table.hand_message(await table.game(), tara)
                 assert "Time is up" in msg.text

@@ -52,7 +52,7 @@ def test_plain_keyboards_give_the_same_json_as_their_markup() -> None:
     from core import Match, Variant
     from telegram_bot.chat import render
     from telegram_bot.chat.i18n import get_translator
-    from telegram_bot.chat.keyboards import PlainKeyboard, button
+    from telegram_bot.platform.keyboards import PlainKeyboard, button
 
     table = PlainKeyboard(
         [[button("♠ پیک", "p:abc:3:S"), {"text": "here", "switch_inline_query_current_chat": ""}]]

@@ -17,12 +17,8 @@ MATCHES = 10
 
 
 def _sizes(service) -> dict[str, int]:
-    return {
-        "locks": len(service._locks),
-        "players": len(service._players),
-        "timers": len(service._timers),
-        "background": len(service._background),
-    }
+    sizes = service.sizes()
+    return {k: sizes[k] for k in ("locks", "players", "timers", "background")}
 
 
 @pytest.mark.slow

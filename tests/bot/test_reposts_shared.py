@@ -41,8 +41,7 @@ async def test_the_worker_ending_a_hand_counts_what_the_others_saw(tmp_path):
 
             async def due(outbox) -> bool:
                 async with sessions() as s:
-                    svc = SimpleNamespace(outbox=outbox)
-                    return await reposts.due(svc, s, game, match, ended)
+                    return await reposts.due(outbox, s, game, match, ended)
 
             # Worker A sent the table (13) and saw two more messages below it.
             for mid in (13, 14, 15):

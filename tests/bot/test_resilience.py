@@ -60,7 +60,7 @@ async def test_a_player_who_blocks_the_bot_does_not_break_the_game(emu, runner):
         if game.seats[match.order[match.turn]].get("user_id") == ivy.id:
             # Ivy cannot see her cards any more; her clock runs out and the
             # computer plays for her (the stored deadline is what a restart reads).
-            await svc._on_timeout(game.id, game.move)
+            await svc.clock.time_out(game.id, game.move)
             await runner.settle()
         else:
             await table.step({hal.id: by_level("normal")})

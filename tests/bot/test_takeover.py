@@ -11,7 +11,6 @@ A timer B armed for an earlier move of the game does not keep B off it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -22,9 +21,9 @@ from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import create_engine, migrate, repo
 from telegram_bot.platform.storage.db import session_factory
 from telegram_bot.platform.storage.models import utcnow
-from telegram_bot.service.base import ServiceConfig
+from telegram_bot.service.config import ServiceConfig
 from telegram_bot.service.games import GameService
-from telegram_bot.service.lobby import _variant_of
+from telegram_bot.service.lobby import variant_of
 from tests.dbutil import fresh_database_url
 
 GROUP = -100555
@@ -39,7 +38,7 @@ def _worker(sessions) -> GameService:
 async def _game(sessions, seats, **clock) -> tuple[str, int]:
     """A game in progress with these seats and this clock; (id, move)."""
     settings = {"players": 4, "target": 1, "level": "easy"}
-    match = Match(_variant_of(settings), seed=3)
+    match = Match(variant_of(settings), seed=3)
     match.start()
     async with sessions.begin() as s:
         await repo.get_or_create_user(s, PERSON, "P")
@@ -53,8 +52,7 @@ async def _game(sessions, seats, **clock) -> tuple[str, int]:
 
 
 async def _settle(worker: GameService) -> None:
-    while worker._background:
-        await asyncio.gather(*list(worker._background), return_exceptions=True)
+    await worker.background.wait()
 
 
 @asynccontextmanager
@@ -70,9 +68,7 @@ async def _two_workers(tmp_path) -> AsyncIterator[tuple]:
             yield sessions, a, b
         finally:
             for w in (a, b):
-                for task in list(w._background):
-                    task.cancel()
-                await asyncio.gather(*w._background, return_exceptions=True)
+                await w.background.cancel()
                 await w.outbox.close(timeout=0)
                 await w.shutdown()
             await engine.dispose()
@@ -90,7 +86,7 @@ async def test_a_dead_workers_leased_computers_are_taken_over_at_once(tmp_path):
         assert await b.sweep() == 0
         # B once armed a timer in this game, for a move since played on: it must
         # not make B believe it has the game in hand.
-        b._schedule_timer(
+        b.clock.schedule_timer(
             SimpleNamespace(id=game_id, move=move - 1, deadline=lease)  # type: ignore[arg-type]
         )
 

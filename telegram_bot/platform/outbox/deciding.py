@@ -12,7 +12,7 @@ from sqlalchemy import delete, insert, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from telegram import InlineKeyboardMarkup
 
-from telegram_bot.chat.keyboards import PlainKeyboard
+from telegram_bot.platform.keyboards import PlainKeyboard
 from telegram_bot.platform.outbox.markup import (
     _markup_json,
 )

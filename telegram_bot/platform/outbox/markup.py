@@ -6,7 +6,7 @@ import json
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from telegram_bot.chat.keyboards import PlainKeyboard
+from telegram_bot.platform.keyboards import PlainKeyboard
 
 
 def _markup_json(markup: InlineKeyboardMarkup | PlainKeyboard | None) -> str | None:

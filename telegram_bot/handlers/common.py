@@ -1,0 +1,45 @@
+"""What every handler needs: the game service, where the update came from, and the
+translator to answer in."""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardMarkup, Update
+from telegram.constants import ChatType, ParseMode
+from telegram.ext import ContextTypes
+
+from telegram_bot.chat.i18n import Translator, get_translator, language_from_telegram
+from telegram_bot.platform.storage import repo
+from telegram_bot.service.games import GameService
+
+__all__ = ["is_group", "reply", "service", "tr_for", "user_tr"]
+
+
+def service(context: ContextTypes.DEFAULT_TYPE) -> GameService:
+    return context.application.bot_data["service"]
+
+
+def is_group(update: Update) -> bool:
+    chat = update.effective_chat
+    return chat is not None and chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+
+
+async def reply(update: Update, text: str, markup: InlineKeyboardMarkup | None = None) -> None:
+    assert update.effective_message is not None
+    await update.effective_message.reply_text(text, parse_mode=ParseMode.HTML, reply_markup=markup)
+
+
+async def tr_for(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Translator:
+    svc = service(context)
+    if is_group(update):
+        return await svc.chat_tr(update.effective_chat.id)
+    return await user_tr(update, context)
+
+
+async def user_tr(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Translator:
+    user = update.effective_user
+    svc = service(context)
+    async with svc.sessions.begin() as s:
+        db_user = await repo.get_or_create_user(
+            s, user.id, user.first_name, user.username, user.language_code
+        )
+    return get_translator(db_user.language or language_from_telegram(db_user.telegram_language))

@@ -1,0 +1,55 @@
+"""The errors of handlers: Telegram refusing for reasons outside the bot is one log
+line; anything else is logged with its traceback."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.ext import ContextTypes
+
+__all__ = ["expected_api_error", "on_error"]
+
+# The handlers' logger name from before they were split, so log filters still match.
+log = logging.getLogger("telegram_bot.handlers.commands")
+
+
+#: Bad requests that come from the world moving on, not from a bug of ours.
+_EXPECTED_BAD_REQUESTS = (
+    "query is too old",
+    "query id is invalid",
+    "message is not modified",
+    "message to edit not found",
+    "message can't be edited",
+    "message to be replied not found",
+    "chat not found",
+    "not enough rights",
+    "have no rights",
+    "user not found",
+)
+
+
+def expected_api_error(error: BaseException | None) -> bool:
+    """Telegram refusing for reasons outside the bot: flood limits, a blocked
+    bot, a removed group, an old query, the network. One log line, no traceback."""
+    if isinstance(error, RetryAfter | Forbidden | TimedOut | NetworkError) and not isinstance(
+        error, BadRequest
+    ):
+        return True
+    if isinstance(error, BadRequest):
+        message = str(error).lower()
+        return any(text in message for text in _EXPECTED_BAD_REQUESTS)
+    return False
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    update_id = getattr(update, "update_id", "?")
+    if expected_api_error(context.error):
+        log.warning(
+            "update %s: Telegram refused: %s: %s",
+            update_id,
+            type(context.error).__name__,
+            context.error,
+        )
+        return
+    log.error("update %s failed", update_id, exc_info=context.error)

@@ -1,0 +1,280 @@
+"""Button presses: decoded, answered once, and handed to the game service."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import Update
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from core import (
+    Bid,
+    ChooseTrump,
+    DeclareBlind,
+    Discard,
+    Draw,
+    Exchange,
+    Phase,
+    PlayCard,
+    Suit,
+    parse_card,
+)
+from telegram_bot.chat import callbacks as cb
+from telegram_bot.chat import render
+from telegram_bot.chat.i18n import get_translator
+from telegram_bot.handlers.admin import chat_admin
+from telegram_bot.handlers.common import service
+from telegram_bot.handlers.errors import expected_api_error
+from telegram_bot.platform.storage import repo
+from telegram_bot.service import exits
+from telegram_bot.service.answer import Answer
+from telegram_bot.service.games import GameService
+
+__all__ = ["button"]
+
+# The handlers' logger name from before they were split, so log filters still match.
+log = logging.getLogger("telegram_bot.handlers.commands")
+
+
+class _Responder:
+    """Answers one button press, once: as soon as the play is committed (so the
+    person's spinner stops before the table is redrawn), or at the end."""
+
+    def __init__(self, query: Any) -> None:
+        self.query = query
+        self.done = False
+
+    async def __call__(self, answer: Answer) -> None:
+        if self.done:
+            return
+        self.done = True
+        try:
+            await self.query.answer(answer.text, show_alert=answer.alert, url=answer.url)
+        except TelegramError as exc:  # e.g. "query is too old": the person moved on
+            log.warning("could not answer a button press: %s: %s", type(exc).__name__, exc)
+
+
+async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query = update.callback_query
+    svc = service(context)
+    user = query.from_user
+    respond = _Responder(query)
+    tr = await svc.user_tr(user.id)
+    try:
+        data = cb.decode(query.data)
+    except cb.MalformedCallback:
+        await respond(Answer(tr("This button is not valid"), alert=True))
+        return
+    try:
+        answer = await _dispatch(data, update, context, respond)
+    except Exception as exc:  # the press is answered whatever happened
+        if expected_api_error(exc):
+            log.warning("the button %r: Telegram refused: %s: %s", data, type(exc).__name__, exc)
+        else:
+            log.exception("the button %r failed", data)
+        answer = Answer(tr("Something went wrong; please try again"), alert=True)
+    await respond(answer)
+
+
+async def _dispatch(
+    data: cb.Callback,
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    respond: _Responder,
+) -> Answer:
+    svc = service(context)
+    user = update.callback_query.from_user
+    a = data.action
+    if a == "g":
+        return await _set_language(data.arg, update, context)
+    if a in ("j", "l", "b", "s", "c", "o"):
+
+        async def is_admin() -> bool:
+            game = await _game_chat(svc, data.game_id)
+            return game is not None and await chat_admin(context, game.chat_id, user.id)
+
+        game = await _game_chat(svc, data.game_id)
+        if game is not None and game.status == "playing":
+            if a != "c":
+                return await _lobby_press_in_play(data, game, user, await svc.user_tr(user.id))
+            if user.id != game.owner_id and not await is_admin():
+                tr = await svc.user_tr(user.id)
+                return Answer(tr(exits.ONLY_OWNER), alert=True)
+            await svc.exits.ask_to_end(game, user.id)
+            return Answer((await svc.user_tr(user.id))(exits.ASK_END))
+        return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
+    if a == "e":
+        return await _end_pressed(data, update, context)
+    if a == "w":
+        if not data.arg.isdigit():
+            return Answer((await svc.user_tr(user.id))("This button is not valid"), alert=True)
+        return await svc.exits.take_over(data.game_id, user, int(data.arg))
+    if a == "r":
+        return await svc.set_away(data.game_id, user.id, False)
+    if a == "m":
+        return await svc.rematch.press(data.game_id, user)
+    if a == "y":
+        return await svc.review.press(data.game_id, data.move, user.id)
+    if a == "h":
+        return await svc.hints.press(data.game_id, data.move, user.id)
+    tr = await svc.user_tr(user.id)
+    if data.move is None:
+        return Answer(tr("This button is not valid"), alert=True)
+
+    def build(match, seat):
+        try:
+            if a == "t":
+                return ChooseTrump(Suit.parse(data.arg))
+            if a == "p":
+                return PlayCard(parse_card(data.arg))
+            if a == "k":
+                return Draw(data.arg == "1")
+            if a == "n":
+                return DeclareBlind(data.arg == "1")
+            if a == "v":
+                return Bid(int(data.arg))
+            if a in ("d", "x"):
+                return _selection(a, data, match, seat, tr)
+        except ValueError:
+            pass
+        return Answer(tr("This button is not valid"), alert=True)
+
+    done = Answer(_done_text(a, data.arg, tr))
+    answer = await svc.act(
+        data.game_id,
+        data.move,
+        user.id,
+        build,
+        by_hand=a == "p",
+        on_commit=lambda: respond(done),
+    )
+    pending = getattr(answer, "selection", None)
+    if pending is not None:
+        await svc.show_selection(data.game_id, user.id, pending)
+        if not pending:
+            return Answer(tr("No card selected"))
+        cards = " ".join(render.card_text(c) for c in pending)
+        return Answer(tr("Selected: {cards}").format(cards=cards))
+    return answer if answer.text else done
+
+
+async def _end_pressed(
+    data: cb.Callback, update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> Answer:
+    """The Yes/No under "End this match?"."""
+    svc = service(context)
+    query = update.callback_query
+    user = query.from_user
+    tr = await svc.user_tr(user.id)
+    game = await _game_chat(svc, data.game_id)
+    if game is None:
+        return Answer(tr("This button is not valid"), alert=True)
+
+    async def is_admin() -> bool:
+        return await chat_admin(context, game.chat_id, user.id)
+
+    if user.id != game.owner_id and not await is_admin():
+        return Answer(tr(exits.ONLY_OWNER), alert=True)
+    if data.arg == "1":
+        answer = await svc.exits.end_game(data.game_id, user, is_admin)
+    else:
+        answer = Answer(tr(exits.GOES_ON))
+    if query.message is not None and not answer.alert:
+        gtr = await svc.chat_tr(game.chat_id)
+        done = gtr(exits.GOES_ON) if data.arg != "1" else gtr(exits.WAS_ENDED)
+        try:
+            await query.edit_message_text(done)
+        except TelegramError as exc:
+            log.info("could not edit the end question: %s", exc)
+    return answer
+
+
+async def _lobby_press_in_play(data: cb.Callback, game, user, tr) -> Answer:
+    """A lobby button pressed once the match runs (an old view of the message)."""
+    if data.action == "j":
+        return Answer(tr("The game has already started: to take a seat, send /takeover."))
+    if data.action == "l":
+        return Answer(tr("To leave the match, send /leave."))
+    return Answer(tr("The game has already started."))
+
+
+def _done_text(action: str, arg: str, tr) -> str:
+    """The toast for an accepted move (every press gets a text, never a bare tick)."""
+    if action == "p":
+        try:
+            return tr("You played {card}").format(card=render.card_text(parse_card(arg)))
+        except ValueError:
+            pass
+    return tr("Done")
+
+
+def _selection(a: str, data: cb.Callback, match, seat: int, tr):
+    """Discard/exchange buttons carry the cards ticked so far; the last tick acts."""
+    selected, last = render.parse_selection(data.arg)
+    if match.turn != seat:
+        return Answer(tr("Not your turn"), alert=True)
+    if match.phase is not (Phase.DISCARD if a == "d" else Phase.EXCHANGE):
+        return Answer(tr("That is not possible right now"), alert=True)
+    if a == "x" and last.endswith("!"):
+        if last != "!":
+            selected.append(parse_card(last[:-1]))
+        return Exchange(tuple(selected))
+    card = parse_card(last)
+    if card in selected:
+        selected.remove(card)
+    else:
+        selected.append(card)
+    if a == "d" and len(selected) == 2:
+        return Discard(tuple(selected))
+    if a == "x" and len(selected) > 3:
+        return Answer(tr("Choose at most three cards"), alert=True)
+    answer = Answer()
+    answer.selection = selected  # type: ignore[attr-defined]
+    return answer
+
+
+async def _game_chat(svc: GameService, game_id: str):
+    async with svc.sessions() as s:
+        return await repo.get_game(s, game_id)
+
+
+async def _set_language(arg: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Answer:
+    svc = service(context)
+    query = update.callback_query
+    user = query.from_user
+    target, _, lang = arg.partition("=")
+    if lang not in ("fa", "en") or target not in ("c", "u"):
+        tr = await svc.user_tr(user.id)
+        return Answer(tr("This button is not valid"), alert=True)
+    _ = get_translator(lang)  # the confirmation speaks the language just chosen
+    done = _("Language: English") if lang == "en" else _("Language: Persian")
+    chat = query.message.chat if query.message else None
+    if target == "c":
+        if chat is None:  # an inline message: no chat to set
+            tr = await svc.user_tr(user.id)
+            return Answer(tr("This button is not valid"), alert=True)
+        if not await chat_admin(context, chat.id, user.id):
+            tr = await svc.user_tr(user.id)
+            return Answer(tr("Only a group admin can change the group's language"), alert=True)
+        async with svc.sessions.begin() as s:
+            await repo.get_or_create_chat(s, chat.id, chat.type, chat.title)
+            await repo.set_chat_language(s, chat.id, lang)
+        svc.forget_chat_lang(chat.id)
+    else:
+        async with svc.sessions.begin() as s:
+            await repo.get_or_create_user(
+                s, user.id, user.first_name, user.username, user.language_code
+            )
+            await repo.set_user_language(s, user.id, lang)
+            if chat is not None and chat.id == user.id:  # a solo table lives here
+                await repo.set_chat_language(s, user.id, lang)
+        svc.forget_lang(user.id)
+        svc.forget_chat_lang(user.id)
+    if query.message is not None:
+        try:
+            await query.edit_message_text(done)
+        except TelegramError as exc:
+            log.info("could not edit the language message: %s", exc)
+    return Answer(done)

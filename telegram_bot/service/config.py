@@ -1,0 +1,21 @@
+"""The game service's settings (the runtime fills them from the environment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ServiceConfig"]
+
+
+@dataclass
+class ServiceConfig:
+    bot_username: str = "HokmBot"
+    #: Pause before computer players move, so people can follow the table.
+    computer_delay: float = 1.0
+    #: Extra pause after a hand ends.
+    hand_pause: float = 2.0
+    #: Per-move thinking budget for the hard computer player.
+    think_seconds: float = 1.0
+    #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
+    #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
+    deal_seed: int | None = None
