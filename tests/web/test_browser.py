@@ -249,7 +249,26 @@ async def test_screenshots_direction_and_theme(served, browser, lang: str, schem
     )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=str(ARTIFACTS / f"table-{lang}-{scheme}.png"))
+    assert await page.evaluate(LAYOUT) == []
+    if DOC_IMAGES and scheme == "light":
+        # The README's pictures: HOKM_DOC_IMAGES=docs/img, one phone's CSS pixels.
+        save_small(await page.screenshot(scale="css"), Path(DOC_IMAGES) / f"table-{lang}.png")
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+DOC_IMAGES = os.environ.get("HOKM_DOC_IMAGES", "").strip()
+
+
+def save_small(png: bytes, path: Path) -> None:
+    """A PNG of at most 256 colours (a few tens of kB), for a picture kept in git."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    small = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    small.save(path, optimize=True)
 
 
 # ------------------------------------------------------------------ layouts
