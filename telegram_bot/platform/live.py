@@ -6,19 +6,33 @@ builds its own seat's view, so nothing hidden crosses the bus. A listener that f
 behind loses nothing that matters: notices of one game are coalesced to the newest
 move (a page shows the latest state, and catches up from its last move number).
 
-:class:`LocalBus` serves one process (asyncio, in memory). Several workers need the
-same interface over PostgreSQL's LISTEN/NOTIFY (a ``NOTIFY hokm_moves, 'G:M'`` in the
-move's transaction, one LISTEN connection per web server feeding a LocalBus): see
-:class:`LiveBus` for what it has to provide.
+:class:`LocalBus` serves one process (asyncio, in memory). :class:`PgBus` serves
+several processes sharing one PostgreSQL database: the committing transaction sends
+``pg_notify('hokm_moves', 'G:M')`` (:func:`notify`, so the notice goes out only if the
+move commits), and each process LISTENs on one connection of its own, feeding a
+LocalBus. A lost connection is opened again; notices sent meanwhile are lost, so
+after each LISTEN the bus reads the current move of every game it has listeners on
+and announces it (catch-up): a listener then re-reads the view from its last move.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import Protocol, runtime_checkable
+import contextlib
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["LiveBus", "LocalBus", "Subscription"]
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+__all__ = ["CHANNEL", "LiveBus", "LocalBus", "PgBus", "Subscription", "notify", "parse_notice"]
+
+log = logging.getLogger(__name__)
+
+#: The NOTIFY channel of committed moves (payload ``"<game id>:<move>"``).
+CHANNEL = "hokm_moves"
 
 
 class Subscription:
@@ -86,6 +100,12 @@ class LiveBus(Protocol):
 class LocalBus:
     """The live bus of one process."""
 
+    async def start(self) -> None:
+        """Nothing to open (the same life cycle as :class:`PgBus`)."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
     def __init__(self) -> None:
         self._subs: dict[str, set[Subscription]] = {}
         #: Notices published so far (a statistic).
@@ -113,3 +133,214 @@ class LocalBus:
             subs.discard(sub)
             if not subs:
                 del self._subs[sub.game_id]
+
+
+# ------------------------------------------------------------------------ PostgreSQL
+
+
+async def notify(session: AsyncSession, game_id: str, move: int) -> None:
+    """Announce ``game_id`` at ``move`` to every process, inside ``session``'s open
+    transaction: PostgreSQL sends the notice when the transaction commits, and never
+    if it rolls back. On any other database (one process) it does nothing: the
+    committer publishes on its :class:`LocalBus` after commit."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    await session.execute(select(func.pg_notify(CHANNEL, f"{game_id}:{int(move)}")))
+
+
+def parse_notice(payload: str) -> tuple[str, int] | None:
+    """``"G:M"`` as (game id, move); None if malformed."""
+    game_id, sep, move = payload.rpartition(":")
+    if not sep or not game_id or not move.isascii() or not move.isdigit() or len(move) > 9:
+        return None
+    return game_id, int(move)
+
+
+#: Reads the current move of some games on the listening connection: (conn, ids) ->
+#: {id: move}. The default reads the ``games`` table.
+CatchUp = Callable[[Any, list[str]], Awaitable[dict[str, int]]]
+
+
+async def read_moves(conn: Any, game_ids: list[str]) -> dict[str, int]:
+    rows = await conn.fetch("SELECT id, move FROM games WHERE id = ANY($1::text[])", game_ids)
+    return {row["id"]: row["move"] for row in rows}
+
+
+def asyncpg_dsn(url: str) -> str:
+    """A SQLAlchemy ``postgresql+asyncpg://`` URL as asyncpg's DSN."""
+    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+class PgBus:
+    """The live bus of one process among several on one PostgreSQL database.
+
+    Moves reach it as notices on :data:`CHANNEL`, sent by :func:`notify` in the
+    committing transaction of any process (this one too). ``publish`` announces to
+    this process's listeners at once, without waiting for the notice to come back.
+    :meth:`start` opens the LISTEN connection in a task of its own, which keeps it
+    open: when it is lost (the server restarts, the network drops, or a ping every
+    ``ping_interval`` seconds goes unanswered) the task opens a new one after a
+    back-off, LISTENs, and then catches up (see the module's text).
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        connect: Callable[[str], Awaitable[Any]] | None = None,
+        catch_up: CatchUp = read_moves,
+        ping_interval: float = 30.0,
+        retry: tuple[float, float] = (0.5, 15.0),
+        pause: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        self.dsn = asyncpg_dsn(dsn)
+        self.local = LocalBus()
+        self._connect = connect
+        self._catch_up = catch_up
+        self.ping_interval = ping_interval
+        self.retry = retry
+        #: Waits between attempts to connect (``asyncio.sleep``; tests hold it).
+        self._pause = pause
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._changed = asyncio.Condition()
+        self._conn: Any = None
+        #: Statistics: LISTEN connections opened, lost, and notices received.
+        self.connections = 0
+        self.losses = 0
+        self.received = 0
+
+    # -- the LiveBus interface
+
+    def publish(self, game_id: str, move: int) -> None:
+        self.local.publish(game_id, move)
+
+    def subscribe(self, game_id: str) -> Subscription:
+        return self.local.subscribe(game_id)
+
+    def listeners(self, game_id: str | None = None) -> int:
+        return self.local.listeners(game_id)
+
+    @property
+    def published(self) -> int:
+        return self.local.published
+
+    # -- life cycle
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None
+
+    def server_pid(self) -> int | None:
+        """The listening connection's backend pid (for tests and diagnostics)."""
+        return self._conn.get_server_pid() if self._conn is not None else None
+
+    async def start(self) -> None:
+        """Start listening; returns once the first LISTEN is in place (or has failed
+        once, in which case the task goes on trying)."""
+        if self._task is None:
+            self._stop.clear()
+            self._task = asyncio.create_task(self._run(), name="live-bus")
+            await self.wait_for(lambda: self.connections > 0 or self.losses > 0)
+
+    async def close(self) -> None:
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is not None:
+            await task
+
+    async def wait_for(self, predicate: Callable[[], bool]) -> None:
+        """Wait until ``predicate()`` holds, checked each time the connection opens
+        or is lost, and each time a notice comes."""
+        async with self._changed:
+            await self._changed.wait_for(predicate)
+
+    async def _progress(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _on_notice(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        self.received += 1
+        notice = parse_notice(payload)
+        if notice is None:
+            log.warning("malformed live notice %r", payload[:64])
+        else:
+            self.local.publish(*notice)
+        asyncio.get_running_loop().create_task(self._progress())
+
+    async def _open(self) -> Any:
+        if self._connect is not None:
+            return await self._connect(self.dsn)
+        import asyncpg
+
+        return await asyncpg.connect(self.dsn, timeout=10)
+
+    async def _run(self) -> None:
+        delay = self.retry[0]
+        while not self._stop.is_set():
+            conn = None
+            lost = asyncio.Event()
+            try:
+                conn = await self._open()
+                conn.add_termination_listener(lambda _c, gone=lost: gone.set())
+                await conn.add_listener(CHANNEL, self._on_notice)
+                # After LISTEN: anything committed later comes as a notice, anything
+                # before is in the rows.
+                games = list(self.local._subs)
+                if games:
+                    for game_id, move in (await self._catch_up(conn, games)).items():
+                        self.local.publish(game_id, move)
+                self._conn = conn
+                self.connections += 1
+                delay = self.retry[0]
+                await self._progress()
+                await self._watch(conn, lost)
+            except Exception as exc:
+                if not self._stop.is_set():
+                    log.warning("live bus connection failed: %s", exc)
+            finally:
+                if not self._stop.is_set():
+                    self.losses += 1
+                self._conn = None
+                if conn is not None:
+                    await _close_quietly(conn)
+                await self._progress()
+            if self._stop.is_set():
+                break
+            await self._wait(delay * (0.5 + random.random()))
+            delay = min(delay * 2, self.retry[1])
+
+    async def _watch(self, conn: Any, lost: asyncio.Event) -> None:
+        """Return when the connection is lost or the bus closes."""
+        stop = asyncio.ensure_future(self._stop.wait())
+        gone = asyncio.ensure_future(lost.wait())
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    {stop, gone}, timeout=self.ping_interval, return_when=asyncio.FIRST_COMPLETED
+                )
+                if done:
+                    return
+                await asyncio.wait_for(conn.fetchval("SELECT 1"), self.ping_interval)
+        finally:
+            stop.cancel()
+            gone.cancel()
+
+    async def _wait(self, delay: float) -> None:
+        if self._pause is not None:
+            waiter = asyncio.ensure_future(self._pause(delay))
+            stop = asyncio.ensure_future(self._stop.wait())
+            await asyncio.wait({waiter, stop}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            stop.cancel()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), delay)
+
+
+async def _close_quietly(conn: Any) -> None:
+    try:
+        if not conn.is_closed():
+            await asyncio.wait_for(conn.close(), 5)
+    except Exception:  # a broken connection
+        conn.terminate()

@@ -8,6 +8,9 @@ Routes (see :func:`create_app`):
 - ``GET /api/game/{id}``: the user's seat's view, and the user's language;
 - ``POST /api/game/{id}/play``: ``{"move": n, "action": {...}}`` (core's
   ``action_to_dict`` form, e.g. ``{"type": "play", "card": "AS"}``);
+- ``GET /api/prefs`` and ``POST /api/prefs`` ``{"deck": "four"}``: the user's
+  choices kept in the database (the deck style; ``null``: the default). The game's
+  view carries them too, so the page needs no second request to start;
 - ``GET /api/game/{id}/events``: Server-Sent Events, one ``view`` event per move
   (``id:`` the move number). A reconnect sends ``Last-Event-ID`` (or ``?since=``)
   and gets the current view at once if the game has moved on meanwhile.
@@ -202,22 +205,43 @@ async def _view(request: web.Request) -> web.Response:
     games: WebGames = request.app[GAMES_KEY]
     view = await games.view(_game_id(request), user)
     lang = await games.language(user)
-    return _json({"view": view, "lang": lang, "user": user.id, "now": time.time()})
+    prefs = {"deck": await games.deck(user)}
+    return _json({"view": view, "lang": lang, "user": user.id, "now": time.time(), "prefs": prefs})
 
 
-async def _play(request: web.Request) -> web.Response:
-    user = _authenticate(request)
-    _limit(request, user)
-    game_id = _game_id(request)
+async def _read_json(request: web.Request) -> Any:
     if request.content_length is not None and request.content_length > _MAX_BODY:
         raise WebError(413, "too_large")
     raw = await request.content.read(_MAX_BODY + 1)
     if len(raw) > _MAX_BODY:
         raise WebError(413, "too_large")
     try:
-        body = json.loads(raw)
+        return json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise WebError(400, "bad_json") from None
+
+
+async def _prefs(request: web.Request) -> web.Response:
+    user = _authenticate(request)
+    _limit(request, user)
+    games: WebGames = request.app[GAMES_KEY]
+    if request.method == "POST":
+        body = await _read_json(request)
+        if not isinstance(body, dict) or set(body) - {"deck"}:
+            raise WebError(400, "bad_body")
+        if "deck" in body:
+            deck = body["deck"]
+            if deck is not None and (not isinstance(deck, str) or deck not in cards.DECKS):
+                raise WebError(400, "bad_deck")
+            await games.set_deck(user, deck)
+    return _json({"deck": await games.deck(user)})
+
+
+async def _play(request: web.Request) -> web.Response:
+    user = _authenticate(request)
+    _limit(request, user)
+    game_id = _game_id(request)
+    body = await _read_json(request)
     if not isinstance(body, dict):
         raise WebError(400, "bad_body")
     move = body.get("move")
@@ -342,6 +366,8 @@ def create_app(games: WebGames, config: WebConfig) -> web.Application:
     app.router.add_get("/api/game/{game_id}", _view)
     app.router.add_post("/api/game/{game_id}/play", _play)
     app.router.add_get("/api/game/{game_id}/events", _events)
+    app.router.add_get("/api/prefs", _prefs)
+    app.router.add_post("/api/prefs", _prefs)
     return app
 
 

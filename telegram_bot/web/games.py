@@ -73,6 +73,12 @@ class WebGames(Protocol):
     async def language(self, user: WebAppUser) -> str:
         """The language the user reads the bot in (``fa`` or ``en``)."""
 
+    async def deck(self, user: WebAppUser) -> str | None:
+        """The deck style the user chose (:data:`telegram_bot.web.cards.DECKS`), or None."""
+
+    async def set_deck(self, user: WebAppUser, deck: str | None) -> None:
+        """Keep the user's deck style (checked by the caller; None: the default)."""
+
 
 def seat_of(user_ids: Sequence[int | None], match: Match, user_id: int) -> int | None:
     """The seat of ``user_id``; ``user_ids`` by join order (``match.order[seat]``)."""
@@ -118,6 +124,7 @@ class MemoryGames:
         self.games: dict[str, MemoryGame] = {}
         #: Every accepted action, as (game id, seat, action): for tests.
         self.log: list[tuple[str, int, Action]] = []
+        self.decks: dict[int, str] = {}
 
     def add(
         self, game_id: str, match: Match, seats: Sequence[dict[str, Any]], move: int = 0
@@ -183,6 +190,15 @@ class MemoryGames:
     async def language(self, user: WebAppUser) -> str:
         return user_language(None, user.language_code)
 
+    async def deck(self, user: WebAppUser) -> str | None:
+        return self.decks.get(user.id)
+
+    async def set_deck(self, user: WebAppUser, deck: str | None) -> None:
+        if deck is None:
+            self.decks.pop(user.id, None)
+        else:
+            self.decks[user.id] = deck
+
 
 # --------------------------------------------------------------------------- storage
 
@@ -236,3 +252,16 @@ class StoredGames:
         async with self.sessions() as s:
             known = await repo.get_user(s, user.id)
         return user_language(known.language if known else None, user.language_code)
+
+    async def deck(self, user: WebAppUser) -> str | None:
+        async with self.sessions() as s:
+            return await repo.get_user_deck(s, user.id)
+
+    async def set_deck(self, user: WebAppUser, deck: str | None) -> None:
+        async with self.sessions() as s, s.begin():
+            if not await repo.set_user_deck(s, user.id, deck):
+                # Not seen in the chat yet: known from initData from now on.
+                await repo.get_or_create_user(
+                    s, user.id, user.first_name, user.username, user.language_code
+                )
+                await repo.set_user_deck(s, user.id, deck)

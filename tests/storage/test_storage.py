@@ -200,6 +200,27 @@ async def test_users(sessions: Sessions) -> None:
         assert user is not None and user.language is None
 
 
+async def test_the_web_deck_is_kept_per_user(sessions: Sessions) -> None:
+    async with sessions.begin() as s:
+        await repo.get_or_create_user(s, DAVE, "Dave", None, "fa")
+        await repo.get_or_create_user(s, DAVE + 1, "Eve", None, "fa")
+        assert await repo.get_user_deck(s, DAVE) is None
+        assert await repo.get_user_deck(s, 42) is None  # unknown user
+        assert await repo.set_user_deck(s, DAVE, "four")
+        assert not await repo.set_user_deck(s, 42, "four")
+        with pytest.raises(ValueError):
+            await repo.set_user_deck(s, DAVE, "x" * 17)
+    async with sessions.begin() as s:
+        # Kept across transactions, for that user only; a refreshed name leaves it.
+        await repo.get_or_create_user(s, DAVE, "David", "dave", "en")
+        assert await repo.get_user_deck(s, DAVE) == "four"
+        assert await repo.get_user_deck(s, DAVE + 1) is None
+        assert await repo.set_user_deck(s, DAVE, None)
+    async with sessions() as s:
+        user = await repo.get_user(s, DAVE)
+        assert user is not None and user.deck is None and user.language is None
+
+
 async def test_chats(sessions: Sessions) -> None:
     async with sessions.begin() as s:
         chat = await repo.get_or_create_chat(s, CHAT, "group", "Friends")

@@ -65,6 +65,8 @@ async def test_initdata_refused(client, headers, code) -> None:
         ("GET", "/api/game/g1"),
         ("POST", "/api/game/g1/play"),
         ("GET", "/api/game/g1/events"),
+        ("GET", "/api/prefs"),
+        ("POST", "/api/prefs"),
     ):
         r = await client.request(method, path, headers=headers, json={"move": 0})
         assert r.status == 401 and (await r.json()) == {"error": code}, (method, path)
@@ -88,6 +90,42 @@ async def test_other_people_and_other_games(client, games) -> None:
     games.add("g2", other, [{"user_id": 2000 + i, "name": f"X{i}"} for i in range(4)])
     assert (await client.get("/api/game/g2", headers=auth(USERS[0]))).status == 403
     assert (await client.get("/api/game/g1", headers=auth(2001))).status == 403
+
+
+async def test_the_deck_choice_is_kept_per_user(client, games) -> None:
+    me, other = USERS[0], USERS[1]
+    r = await client.get("/api/prefs", headers=auth(me))
+    assert r.status == 200 and await r.json() == {"deck": None}
+    r = await client.post("/api/prefs", headers=auth(me), json={"deck": "four"})
+    assert r.status == 200 and await r.json() == {"deck": "four"}
+    # Read back on its own and with the game's view; another user's is untouched.
+    assert await (await client.get("/api/prefs", headers=auth(me))).json() == {"deck": "four"}
+    body = await (await client.get("/api/game/g1", headers=auth(me))).json()
+    assert body["prefs"] == {"deck": "four"}
+    body = await (await client.get("/api/game/g1", headers=auth(other))).json()
+    assert body["prefs"] == {"deck": None}
+    # Refused: unknown styles, other fields, malformed bodies; nothing changes.
+    for bad, code in (
+        ({"deck": "gold"}, "bad_deck"),
+        ({"deck": 4}, "bad_deck"),
+        ({"deck": ["four"]}, "bad_deck"),
+        ({"deck": "four", "user": other}, "bad_body"),
+        (["four"], "bad_body"),
+        ("four", "bad_body"),
+    ):
+        r = await client.post("/api/prefs", headers=auth(me), json=bad)
+        assert r.status == 400 and (await r.json())["error"] == code, bad
+    r = await client.post("/api/prefs", headers=auth(me), data=b"{deck")
+    assert r.status == 400 and (await r.json())["error"] == "bad_json"
+    r = await client.post("/api/prefs", headers=auth(me), data=b"{}" + b" " * 5000)
+    assert r.status == 413
+    assert games.decks == {me: "four"}
+    # An empty body changes nothing; null goes back to the default.
+    assert await (await client.post("/api/prefs", headers=auth(me), json={})).json() == {
+        "deck": "four"
+    }
+    r = await client.post("/api/prefs", headers=auth(me), json={"deck": None})
+    assert await r.json() == {"deck": None} and games.decks == {}
 
 
 async def test_play_a_legal_card(client, games) -> None:

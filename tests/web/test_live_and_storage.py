@@ -108,3 +108,28 @@ async def test_stored_games_views_and_refusals(sessions) -> None:
     assert await games.language(_user(USERS[1], "en")) == "fa"
     assert await games.language(_user(USERS[2], "en")) == "en"
     assert await games.language(_user(USERS[3], None)) == "fa"
+
+
+async def test_stored_games_keep_the_deck_in_the_users_row(sessions) -> None:
+    async with sessions() as s, s.begin():
+        await repo.get_or_create_user(s, USERS[0], "Ali", None, "fa")
+        await repo.set_user_language(s, USERS[0], "en")
+
+    async def actor(*_args):
+        raise AssertionError("no action here")
+
+    games = StoredGames(sessions, LocalBus(), actor)
+    known, newcomer = _user(USERS[0], "fa"), _user(777, "fa")
+    assert await games.deck(known) is None
+    await games.set_deck(known, "four")
+    assert await games.deck(known) == "four"
+    # Someone the bot has not seen yet (a link shared in a group): a row is made.
+    await games.set_deck(newcomer, "classic")
+    assert await games.deck(newcomer) == "classic"
+    async with sessions() as s:
+        user = await repo.get_user(s, 777)
+        assert user is not None and (user.first_name, user.deck) == ("X", "classic")
+        # The deck leaves the chosen language alone.
+        assert (await repo.get_user(s, USERS[0])).language == "en"
+    await games.set_deck(known, None)
+    assert await games.deck(known) is None

@@ -112,6 +112,9 @@ class User(Base):
     telegram_language: Mapped[str | None] = mapped_column(String(16))
     # Has the user opened a private chat with the bot (bots cannot write first)?
     started_bot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The Mini App's deck style ('classic' | 'four', telegram_bot.web.cards.DECKS), or
+    # None: not chosen.
+    deck: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(
         UTCDateTime, default=utcnow, server_default=func.now()
     )

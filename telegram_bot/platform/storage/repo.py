@@ -143,6 +143,25 @@ async def set_user_language(session: AsyncSession, user_id: int, language: str |
     return result.rowcount > 0
 
 
+async def set_user_deck(session: AsyncSession, user_id: int, deck: str | None) -> bool:
+    """Keep the user's Mini App deck style (None: back to the default). False if the
+    user is unknown. The style's name is checked by the web adapter."""
+    if deck is not None and not (0 < len(deck) <= 16):
+        raise ValueError(f"bad deck name {deck!r}")
+    result = await session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(deck=deck, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount > 0
+
+
+async def get_user_deck(session: AsyncSession, user_id: int) -> str | None:
+    """The user's Mini App deck style, or None (not chosen, or an unknown user)."""
+    return await session.scalar(select(User.deck).where(User.id == user_id))
+
+
 async def mark_started(session: AsyncSession, user_id: int, started: bool = True) -> bool:
     """Record that the user opened (or, with False, blocked) the private chat with the bot.
 

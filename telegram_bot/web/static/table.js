@@ -10,7 +10,9 @@
 
   var state = {
     game: null, view: null, texts: {}, lang: 'fa', rtl: true,
-    deck: localStorageGet('hokm.deck') || 'classic',
+    // The deck style: kept per user on the server (/api/prefs); this device's last
+    // choice until the server's answer comes.
+    deck: localStorageGet('hokm.deck') || 'classic', deckFromUrl: false,
     picked: [], busy: false, clockOffset: 0, lastShownTrick: null, sweepTimer: null
   };
 
@@ -122,6 +124,7 @@
   function renderBar(v) {
     var box = $('scores');
     box.textContent = '';
+    box.dataset.n = v.sides.length;
     // The viewer's side first.
     var mine = v.you === null ? 0 : v.seats[v.you].side;
     var order = v.sides.map(function (_, i) { return (mine + i) % v.sides.length; });
@@ -130,7 +133,9 @@
       box.appendChild(el('div', { class: 'score', style: { '--side': 'var(--side-' + i + ')' }, 'data-side': i }, [
         el('span', { class: 'who', text: sideLabel(v, i) }),
         el('span', { class: 'pts', text: digits(s.score) }),
-        el('span', { class: 'tr', text: t('tricks') + ' ' + digits(s.tricks) })
+        // Three boxes leave no room for the word: the tick the seats use for tricks.
+        el('span', { class: 'tr', title: t('tricks'),
+          text: (v.sides.length > 2 ? '✓' : t('tricks') + ' ') + digits(s.tricks) })
       ]));
     });
     box.appendChild(el('span', { class: 'target', text: t('target', { target: digits(v.variant.target) }) }));
@@ -214,6 +219,11 @@
 
   function renderTrick(v) {
     var box = $('trick');
+    var last = v.last_trick, key = v.hand_no + ':' + v.tricks_played;
+    // The trick just completed is on the table, or being swept: a second drawing of
+    // the same state (the play's answer, then its live event) leaves it be.
+    if (!v.trick.length && last && box.dataset.showing === key) return;
+    delete box.dataset.showing;
     var before = {};
     Array.prototype.forEach.call(box.querySelectorAll('.tc'), function (e) { before[e.dataset.card] = true; });
     var shown = box.dataset.hand === String(v.hand_no) && box.dataset.count === String(v.tricks_played);
@@ -223,14 +233,18 @@
     var note = $('centre-note');
     note.textContent = '';
     // A trick just completed: leave it on the table a moment, then sweep it to its winner.
-    var last = v.last_trick;
-    if (!v.trick.length && last && !shown && state.lastShownTrick !== v.hand_no + ':' + v.tricks_played) {
-      state.lastShownTrick = v.hand_no + ':' + v.tricks_played;
+    if (!v.trick.length && last && !shown && state.lastShownTrick !== key) {
+      state.lastShownTrick = key;
+      box.dataset.showing = key;
       last.plays.forEach(function (p) { box.appendChild(trickCard(v, p.seat, p.card, !before[p.card], p.seat === last.winner)); });
       var w = offsets(posOf(last.winner));
       box.style.setProperty('--sx', w[0] * 4 + 'px');
       box.style.setProperty('--sy', w[1] * 4 + 'px');
-      state.sweepTimer = setTimeout(function () { box.classList.add('sweep'); }, 1100);
+      state.sweepTimer = setTimeout(function () {
+        box.classList.add('sweep');
+        var now = state.view;
+        if (now && now.phase === 'over' && !now.trick.length) note.textContent = overText(now);
+      }, 1100);
       box.dataset.hand = v.hand_no;
       box.dataset.count = v.tricks_played;
       return;
@@ -299,8 +313,11 @@
       });
     } else if (legal.draw) {
       if (legal.draw.top) panel.appendChild(el('img', { class: 'top-card', src: cardUrl(legal.draw.top), alt: legal.draw.top }));
-      panel.appendChild(el('button', { class: 'btn', type: 'button', text: t('keep'), onclick: function () { send({ type: 'draw', keep: true }); } }));
-      panel.appendChild(el('button', { class: 'btn alt', type: 'button', text: t('take_next'), onclick: function () { send({ type: 'draw', keep: false }); } }));
+      // The card shown, and beside it the two answers, one over the other.
+      panel.appendChild(el('div', { class: 'choices' }, [
+        el('button', { class: 'btn', type: 'button', text: t('keep'), onclick: function () { send({ type: 'draw', keep: true }); } }),
+        el('button', { class: 'btn alt', type: 'button', text: t('take_next'), onclick: function () { send({ type: 'draw', keep: false }); } })
+      ]));
     } else if (legal.discard || legal.exchange) {
       var need = legal.discard ? legal.discard.count : null;
       var max = legal.exchange ? legal.exchange.max : need;
@@ -414,6 +431,17 @@
     });
   }
 
+  function saveDeck(deck) {
+    // Kept for this user on every device; a failure leaves this device's choice.
+    fetch('/api/prefs', {
+      method: 'POST',
+      headers: Object.assign({ 'Content-Type': 'application/json' }, authHeaders()),
+      body: JSON.stringify({ deck: deck })
+    }).then(function (r) {
+      if (r.ok) document.documentElement.dataset.deckSaved = deck;
+    }).catch(function () { /* offline: kept on this device */ });
+  }
+
   function show(view) {
     if (!view || (state.view && view.move < state.view.move && view.game === state.view.game)) return;
     var was = state.view;
@@ -454,6 +482,11 @@
           });
         }
         if (typeof res.body.now === 'number') state.clockOffset = res.body.now - Date.now() / 1000;
+        var kept = res.body.prefs && res.body.prefs.deck;
+        if (kept && !state.deckFromUrl && kept !== state.deck) {
+          state.deck = kept;
+          localStorageSet('hokm.deck', kept);
+        }
         var lang = (new URLSearchParams(location.search)).get('lang') || res.body.lang;
         return (state.lang === lang && state.texts.title ? Promise.resolve() : loadTexts(lang)).then(function () {
           show(res.body.view);
@@ -522,12 +555,14 @@
     }
     var params = new URLSearchParams(location.search);
     state.game = params.get('game') || (TG && TG.initDataUnsafe && TG.initDataUnsafe.start_param) || '';
-    if (params.get('deck')) state.deck = params.get('deck');
+    if (params.get('deck')) { state.deck = params.get('deck'); state.deckFromUrl = true; }
     $('deck').addEventListener('click', function () {
       state.deck = state.deck === 'four' ? 'classic' : 'four';
+      state.deckFromUrl = false;
       localStorageSet('hokm.deck', state.deck);
       haptic('select');
       render();
+      saveDeck(state.deck);
     });
     window.addEventListener('resize', function () { if (state.view) render(); });
     setInterval(function () { tick(); }, 500);
