@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql
 
 revision: str = "0008"
 # 0007 (users.deck) is written beside this one; until it is merged this applies on 0006.
-down_revision: str | None = "0006"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
