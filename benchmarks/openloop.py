@@ -461,6 +461,10 @@ async def run_phase(
             if opts.rate_limit:
                 proc.env.pop("HOKM_RATE_LIMIT", None)
             proc.env.update(extra)
+            probe = workdir / f"probe-{name}-{rate:.0f}-{seed}.json"
+            if opts.probe and source == ROOT:
+                proc.argv[-1] = "import benchmarks.outbox_probe\n" + proc.argv[-1]
+                proc.env["HOKM_PROBE_OUT"] = str(probe)
             await proc.start()
             try:
                 await _wait_ready(emu, proc, 120)
@@ -531,6 +535,7 @@ async def run_phase(
         "load_after": load_after,
         "exit_code": code,
         "log": str(proc.log_path),
+        "outbox_probe": json.loads(probe.read_text()) if probe.exists() else None,
     }
 
 
@@ -549,6 +554,13 @@ def _print(r: dict[str, Any]) -> None:
         f"  load {r['load_before'][0]:.2f}→{r['load_after'][0]:.2f}",
         flush=True,
     )
+    for key, v in (r.get("outbox_probe") or {}).items():
+        print(
+            f"{'':<23}outbox probe {key}: n {v['n']}  slot wait p50/p95"
+            f" {v['slot_wait_ms']['p50']}/{v['slot_wait_ms']['p95']} ms  call p50/p95"
+            f" {v['call_ms']['p50']}/{v['call_ms']['p95']} ms",
+            flush=True,
+        )
     for group, t in r["play_to_next_turn_ms"].items():
         print(
             f"{'':<23}accepted play→next 'Your turn' shown, {group}: n {t['accepted_plays']}"
@@ -659,6 +671,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--db", default="sqlite", help="'sqlite' or a postgresql:// URL of a server")
     p.add_argument("--baseline-ref", help="a commit to measure in the same run (git worktree)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="time where this checkout's outbox calls wait (benchmarks/outbox_probe.py)",
+    )
     p.add_argument("--setup-timeout", type=float, default=120.0)
     p.add_argument("--out", type=Path)
     opts = p.parse_args(argv)
