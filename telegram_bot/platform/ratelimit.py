@@ -39,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import RetryAfter
 from telegram.ext import AIORateLimiter, BaseRateLimiter
 
+from telegram_bot.platform.callslots import in_slot
 from telegram_bot.platform.storage.db import create_engine
 
 __all__ = [
@@ -240,6 +241,9 @@ class SharedRateLimiter(BaseRateLimiter[None]):
     or edit a message take tokens from the buckets in PostgreSQL first. A 429 that still
     comes back goes to the caller (the outbox reschedules the message)."""
 
+    #: Takes the outbox's call slot only once a call is let through (platform.callslots).
+    takes_call_slots = True
+
     def __init__(
         self,
         database_url: str,
@@ -285,10 +289,11 @@ class SharedRateLimiter(BaseRateLimiter[None]):
                 chat = int(chat_id) if chat_id is not None else None
             except (TypeError, ValueError):  # "@channel"
                 chat = str(chat_id)
-            # No await between a fresh grant and the call's start: a grant the
-            # worker was too starved to use at once is given up, not sent late.
+            # Nothing slow between a fresh grant and the call's start: a grant the
+            # worker was too starved to use at once is given up, not sent late. (The
+            # outbox's call slot taken after it is held only by calls in flight.)
             await self.limiter.take_fresh(chat)
-        return await callback(*args, **kwargs)
+        return await in_slot(callback, *args, **kwargs)
 
 
 class _Refused(Exception):
@@ -309,6 +314,9 @@ class PacingRateLimiter(AIORateLimiter):
     working as documented, not a failure of the bot.
     """
 
+    #: Takes the outbox's call slot only once a call is let through (platform.callslots).
+    takes_call_slots = True
+
     def __init__(self, **limits: Any) -> None:
         limits["max_retries"] = 0
         super().__init__(**limits)
@@ -324,7 +332,7 @@ class PacingRateLimiter(AIORateLimiter):
     ) -> Any:
         async def once(*a: Any, **kw: Any) -> Any:
             try:
-                return await callback(*a, **kw)
+                return await in_slot(callback, *a, **kw)
             except RetryAfter as exc:
                 raise _Refused(exc) from None
 

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
+from telegram_bot.platform.callslots import CALL_SLOTS
 from telegram_bot.platform.outbox.rows import (
     _BATCH,
     _MAX_UNEXPECTED,
@@ -332,6 +333,14 @@ class Draining:
             data["link_preview_options"] = _NO_PREVIEW
             if row.markup:
                 data["reply_markup"] = row.markup  # JSON text, sent as it is
+        if getattr(getattr(self.bot, "rate_limiter", None), "takes_call_slots", False):
+            # The rate limiter takes the slot once it lets the call through
+            # (telegram_bot.platform.callslots): none is held while a group waits.
+            token = CALL_SLOTS.set(self._calling)
+            try:
+                return await self.bot._post(method, data)
+            finally:
+                CALL_SLOTS.reset(token)
         async with self._calling:
             return await self.bot._post(method, data)
 
