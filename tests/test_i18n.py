@@ -78,7 +78,7 @@ def test_catalogs_hold_exactly_what_the_source_says() -> None:
             REPO / "telegram_bot", method_map=[("**.py", "python")], keywords=keywords
         )
     }
-    assert "Your partner: {name}" in source and "{n} kot" in source  # the extractor works
+    assert "Hakem: {name}" in source and "{n} kot" in source  # the extractor works
     for path in (
         LOCALES / "hokm.pot",
         LOCALES / "fa" / "LC_MESSAGES" / "hokm.po",
@@ -117,12 +117,14 @@ def test_persian_and_english_translations() -> None:
     en = get_translator("en", LOCALES)
     assert fa("Your turn") == "نوبت شماست"
     assert en("Your turn") == "Your turn"
-    assert fa("Team {n} won the hand: {score}", n=1, score="۷ به ۴") == (
-        "تیم ۱ این دور را برد: ۷ به ۴"
+    assert fa("Hand {hand}: Team {n} won, {score}", hand=2, n=1, score="۷ به ۴") == (
+        "دور ۲: تیم ۱ برد، ۷ به ۴"
     )
-    assert en("Team {n} won the hand: {score}", n=1, score="7 to 4") == (
-        "Team 1 won the hand: 7 to 4"
+    assert en("Hand {hand}: Team {n} won, {score}", hand=2, n=1, score="7 to 4") == (
+        "Hand 2: Team 1 won, 7 to 4"
     )
+    # The English catalog words some messages better than their msgid.
+    assert en("<b>Hokm</b> · hand {n}", n=3) == "<b>Hokm</b> · Hand 3"
     assert fa.ngettext("{n} point", "{n} points", 3) == "۳ امتیاز"
     assert en.ngettext("{n} point", "{n} points", 1) == "1 point"
     assert en.ngettext("{n} point", "{n} points", 2) == "2 points"
@@ -301,7 +303,7 @@ def test_persian_digits() -> None:
     assert fa.format_number(1405) == "۱٬۴۰۵"
     assert fa.format_number(1405, grouping=False) == "۱۴۰۵"
     assert fa.format_number(2.5) == "۲٫۵"
-    assert fa.format_number(-3) == "\u200e−۳"
+    assert fa.format_number(-3) == "\u2066−۳\u2069"  # the sign stays on the left
     assert en.format_number(1234567) == "1,234,567"
     assert en.format_number(-3) == "-3"
     assert fa.digits("Team 1: 7 - 4") == "Team ۱: ۷ - ۴"
@@ -325,7 +327,28 @@ def test_dates() -> None:
 
 def test_ltr_isolate() -> None:
     assert ltr("10♥") == "\u206610♥\u2069"
+    assert i18n.isolate("Maryam") == "\u2068Maryam\u2069"  # first strong: names
     fa = get_translator("fa", LOCALES)
     text = fa("Trump: {suit}", suit=ltr("A♠"))
     assert text == "حکم: \u2066A♠\u2069"
     assert fa.is_rtl and not get_translator("en", LOCALES).is_rtl
+
+
+def test_the_greeting_names_the_lobby_button_as_it_reads() -> None:
+    from telegram_bot.chat import guide, render
+
+    for language in ("fa", "en"):
+        tr = get_translator(language, LOCALES)
+        label = tr(render.GET_CARDS)
+        assert f"«{label}»" in tr(guide.GREETING), language
+        assert len(label) <= 40, label  # one line on a phone
+
+
+def test_help_lists_every_command_of_the_menu() -> None:
+    from telegram_bot.chat import guide
+
+    for language in ("fa", "en"):
+        text = guide.help_text(get_translator(language, LOCALES))
+        # (/help is what shows this text)
+        missing = [n for n, _ in guide.COMMANDS if n != "help" and f"/{n}" not in text]
+        assert missing == [], (language, missing)

@@ -41,11 +41,13 @@ COMMANDS = (
     ("help", N_("How to play")),
 )
 
+#: «🃏 Get your cards in private» is the lobby's button (render.GET_CARDS): translate it
+#: the same way in both.
 GREETING = N_(
     "Hello! I host <b>Hokm</b> games in this group.\n"
     "To play: send /newgame, press «Join the game», then «Start the game». Empty seats "
-    "get computer players. Each player gets their cards from me in a private chat: "
-    "press «Open the bot in private to get your cards» once.\n"
+    "get computer players. Each player gets their cards in a private chat with the bot: "
+    "press «🃏 Get your cards in private» once to open it.\n"
     "/rules — the rules · /help — how to play · /language — the group's language"
 )
 
@@ -60,7 +62,9 @@ HELP = N_(
     "in the lobby's settings.\n"
     "/rules — the rules of this table · /newgame — open a game in a group · /play — a solo "
     "match in private · /score — the running score · /stats — leaderboard · /language — "
-    "language · /back — come back after being away"
+    "language · /back — come back after being away\n"
+    "/review — review your last hand · /hints — hints on or off (one person against "
+    "computers)"
 )
 
 WAYS_OUT = N_(

@@ -50,7 +50,8 @@ DEFAULT_LANGUAGE = "fa"
 # The bot's package (this module is in its chat/ layer): the messages are marked there.
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 LRI, PDI = "\u2066", "\u2069"  # left-to-right isolate ... pop directional isolate
-LRM = "\u200e"
+RLI, FSI = "\u2067", "\u2068"  # right-to-left isolate, first-strong isolate
+LRM, RLM = "\u200e", "\u200f"  # left-to-right and right-to-left marks
 
 PERSIAN_DIGITS = "۰۱۲۳۴۵۶۷۸۹"
 _TO_PERSIAN = str.maketrans("0123456789", PERSIAN_DIGITS)
@@ -103,10 +104,21 @@ def N_(message: str) -> str:
 def ltr(text: object) -> str:
     """Wrap ``text`` in a left-to-right isolate (U+2066 … U+2069).
 
-    For card glyphs (``10♥``), user names and other left-to-right runs inside Persian
-    text, so that the rank and the suit do not flip.
+    For card glyphs (``10♥``), signed numbers (``+۱۰۰``) and other runs that are always
+    left to right inside Persian text, so that the rank and the suit, or the sign and
+    the digits, do not flip. Names go through :func:`isolate`.
     """
     return f"{LRI}{text}{PDI}"
+
+
+def isolate(name: object) -> str:
+    """Wrap a person's name in a first-strong isolate (U+2068 … U+2069).
+
+    The name keeps its own direction (its first strong letter decides: «سارا» right to
+    left, "Maryam" left to right) and does not turn the line around it: without it,
+    «Maryam: ۱ امتیاز · ۶ دست» is laid out left to right and shows the parts reversed.
+    """
+    return f"{FSI}{name}{PDI}"
 
 
 def to_persian_digits(text: object) -> str:
@@ -285,8 +297,8 @@ class Translator:
         negative = text.startswith("-")
         text = text.lstrip("-").replace(",", "٬").replace(".", "٫")
         text = to_persian_digits(text)
-        # A left-to-right mark keeps the minus sign on the left of the digits.
-        return f"{LRM}−{text}" if negative else text
+        # A left-to-right isolate keeps the minus sign on the left of the digits.
+        return f"{LRI}−{text}{PDI}" if negative else text
 
     def digits(self, text: object) -> str:
         """``text`` with every ASCII digit in Persian for 'fa'; unchanged for 'en'."""

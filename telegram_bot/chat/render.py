@@ -27,7 +27,7 @@ from core import (
     parse_card,
 )
 from telegram_bot.chat import callbacks as cb
-from telegram_bot.chat.i18n import N_, Translator, ltr
+from telegram_bot.chat.i18n import N_, Translator, isolate, ltr
 from telegram_bot.platform.keyboards import Button, PlainKeyboard, button
 
 __all__ = [
@@ -40,8 +40,10 @@ __all__ = [
     "private_keyboard",
     "private_text",
     "settings_keyboard",
+    "signed",
     "table_keyboard",
     "table_text",
+    "user_name",
 ]
 
 SUIT_NAMES = {
@@ -99,6 +101,8 @@ SETTING_HINTS = {
 #: Seconds before a waiting turn is reminded (0: off); see telegram_bot.service.pings.
 PING_CHOICES = (0, 15, 30, 60)
 BIDDING_TARGET_CHOICES = (100, 250, 500)
+#: The lobby's button to the private chat, short enough for a phone's width.
+GET_CARDS = N_("🃏 Get your cards in private")
 
 
 # --------------------------------------------------------------------- pieces
@@ -126,9 +130,28 @@ def seat_names(game: Any, match: Match | None, tr: Translator) -> list[str]:
 
 
 def player_name(seat: dict[str, Any], index: int, tr: Translator) -> str:
+    """A seat's name for a message: escaped for HTML and isolated (FSI … PDI), so that
+    a Latin name does not turn a Persian line around."""
     if seat.get("bot"):
-        return escape(tr("🤖 Computer {n}").format(n=tr.format_number(index + 1)))
-    return escape(seat.get("name") or "?")
+        return isolate(escape(tr("🤖 Computer {n}").format(n=tr.format_number(index + 1))))
+    return user_name(seat.get("name"))
+
+
+def user_name(name: str | None) -> str:
+    """A person's (first) name for a message: escaped for HTML and isolated."""
+    return isolate(escape(name or "?"))
+
+
+def signed(n: int, tr: Translator) -> str:
+    """``+100`` / ``−100``; in Persian isolated left to right («⁦+۱۰۰⁩»), so that the
+    sign stays on the left of the digits."""
+    text = ("+" if n >= 0 else "−") + tr.format_number(abs(n))
+    return ltr(text) if tr.is_rtl else text
+
+
+def list_sep(tr: Translator) -> str:
+    """The comma between the items of a list: «، » in Persian, ", " in English."""
+    return "، " if tr.lang == "fa" else ", "
 
 
 def side_name(v: Variant, side: int, names: Sequence[str], tr: Translator) -> str:
@@ -150,16 +173,25 @@ def side_members(v: Variant, side: int) -> list[int]:
     return [s for s in range(v.players) if v.side_of(s) == side]
 
 
-def side_lines(view: SeatView, names: Sequence[str], tr: Translator) -> list[str]:
-    """Points and tricks of every side, from public facts only (both views use it)."""
+def side_lines(
+    view: SeatView, names: Sequence[str], tr: Translator, me: int | None = None
+) -> list[str]:
+    """Points and tricks of every side, from public facts only (both views use it).
+
+    In seat ``me``'s own view that seat is «شما» / "you", named first in its team.
+    """
     v = view.variant
     lines = []
     for side in range(v.sides):
         members = side_members(v, side)
         tricks = sum(view.tricks_won[s] for s in members)
-        label = side_name(v, side, names, tr)
+        mine = me in members
+        label = tr("You") if mine and not v.teams else side_name(v, side, names, tr)
         if v.teams:
-            label += " (" + and_join([names[s] for s in members], tr) + ")"
+            if mine:
+                members = [me, *(s for s in members if s != me)]
+            who = [tr("you") if s == me else names[s] for s in members]
+            label += " (" + and_join(who, tr) + ")"
         parts = [
             tr.ngettext("{n} point", "{n} points", view.scores[side]),
             tr.ngettext("{n} trick", "{n} tricks", tricks),
@@ -183,11 +215,11 @@ def side_lines(view: SeatView, names: Sequence[str], tr: Translator) -> list[str
 def trick_text(view: SeatView, names: Sequence[str], tr: Translator) -> str | None:
     """The trick on the table, or else the last trick and who took it."""
     if view.trick:
-        return tr("On the table: {cards}").format(cards=_trick_line(view.trick, names))
+        return tr("On the table: {cards}").format(cards=_trick_line(view.trick, names, tr))
     if view.tricks:
         last = view.tricks[-1]
         return tr("Last trick: {cards} — {name} took it").format(
-            cards=_trick_line(last.plays, names), name=names[last.winner]
+            cards=_trick_line(last.plays, names, tr), name=names[last.winner]
         )
     return None
 
@@ -249,7 +281,7 @@ def lobby_keyboard(game: Any, tr: Translator, bot_username: str) -> InlineKeyboa
         ],
         [
             InlineKeyboardButton(
-                tr("Open the bot in private to get your cards"),
+                tr(GET_CARDS),
                 url=f"https://t.me/{bot_username}?start=join_{g}",
             )
         ],
@@ -376,13 +408,13 @@ def settings_keyboard(game: Any, tr: Translator) -> InlineKeyboardMarkup:
 # ---------------------------------------------------------------------- table
 
 
-def _trick_line(plays: Sequence[tuple[int, Card]], names: Sequence[str]) -> str:
-    return "  ".join(f"{names[s]}: {card_text(c)}" for s, c in plays)
+def _trick_line(plays: Sequence[tuple[int, Card]], names: Sequence[str], tr: Translator) -> str:
+    """«علی ⁦10♣⁩، سارا ⁦5♣⁩»: each player with their card, as on the draw line."""
+    return list_sep(tr).join(f"{names[s]} {card_text(c)}" for s, c in plays)
 
 
 def first_draw_text(view: SeatView, names: Sequence[str], tr: Translator) -> str:
-    sep = "، " if tr.lang == "fa" else ", "
-    cards = sep.join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
+    cards = list_sep(tr).join(f"{names[s]} {card_text(c)}" for s, c in view.first_draw)
     return tr("To choose the hakem, cards were dealt face up until the first ace: {cards}").format(
         cards=cards
     )
@@ -445,36 +477,41 @@ def hand_result_text(event: HandEnded, game: Any, match: Match, tr: Translator) 
     tricks_by_side = [0] * v.sides
     for seat, t in enumerate(event.tricks):
         tricks_by_side[v.side_of(seat)] += t
+    hand = _num(tr, event.hand_no)
     if v.kind is Kind.BIDDING:
-        lines = [tr("Hand {n} is over.").format(n=_num(tr, event.hand_no))]
+        lines = [tr("Hand {n} is over.").format(n=hand)]
         for side in range(v.sides):
             points = event.points[side]
             lines.append(
                 f"{names[side]}: "
                 + tr.ngettext("{n} trick", "{n} tricks", event.tricks[side])
-                + ", "
-                + ("+" if points >= 0 else "−")
-                + tr.ngettext("{n} point", "{n} points", abs(points))
+                + list_sep(tr)
+                + tr.ngettext("{n} point", "{n} points", abs(points), n=signed(points, tr))
             )
     else:
         winner = event.winner
         assert winner is not None
         others = sorted((t for s, t in enumerate(tricks_by_side) if s != winner), reverse=True)
         score = tr(" to ").join(_num(tr, t) for t in [tricks_by_side[winner], *others])
-        if v.teams:
-            head = tr("Team {n} won the hand: {score}").format(n=_num(tr, winner + 1), score=score)
+        kot = kot_text(event, v, names, tr)
+        if kot:
+            # «کوت! تیم ۲ کوت شد؛ …» says the score (7 to 0) already.
+            head = tr("Hand {n}").format(n=hand) + ": " + kot
+        elif v.teams:
+            head = tr("Hand {hand}: Team {n} won, {score}").format(
+                hand=hand, n=_num(tr, winner + 1), score=score
+            )
         else:
-            head = tr("{name} won the hand: {score}").format(name=names[winner], score=score)
+            head = tr("Hand {hand}: {name} won, {score}").format(
+                hand=hand, name=names[winner], score=score
+            )
         lines = [head]
         if others and tricks_by_side[winner] < others[0]:
             # Three players, all tricks played, two tied for most: the third one wins.
             lines.append(
                 tr("A tie at {n}–{n}: the third player wins").format(n=_num(tr, others[0]))
             )
-        kot = kot_text(event, v, names, tr)
-        if kot:
-            lines.append(kot)
-    scores = " — ".join(
+    scores = " · ".join(
         f"{side_name(v, s, names, tr)}: {_num(tr, p)}" for s, p in enumerate(event.scores)
     )
     lines.append(tr("Score: {scores}").format(scores=scores))
@@ -545,7 +582,6 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
     """A player's own hand message: the hand, the partner, the score, the trick and
     whose turn it is. Only the seat's own view and public facts reach it."""
     view = match.view(seat)
-    v = view.variant
     names = seat_names(game, match, tr)
     lines: list[str] = []
     if view.phase is Phase.OVER:
@@ -560,10 +596,8 @@ def private_text(game: Any, match: Match, seat: int, tr: Translator) -> str:
     lines.append(head)
     if view.trump is not None:
         lines.append(tr("Trump: {suit}").format(suit=suit_text(view.trump, tr)))
-    if v.teams:
-        partner = next(s for s in side_members(v, v.side_of(seat)) if s != seat)
-        lines.append(tr("Your partner: {name}").format(name=names[partner]))
-    lines += side_lines(view, names, tr)
+    # The partner is named on the team's line: «تیم ۱ (شما و مریم)».
+    lines += side_lines(view, names, tr, me=seat)
     mine = view.turn == seat
     waiting = (
         tr("Waiting for {name}…").format(name=names[view.turn]) if view.turn is not None else ""

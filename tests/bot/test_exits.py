@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 from core import Match
+from telegram_bot.chat.i18n import isolate
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import utcnow
 from telegram_bot.runtime.config import Settings
@@ -29,19 +30,19 @@ TEXTS = {
         "goes_on": "بازی ادامه دارد.",
         "only": "فقط کسی که بازی را باز کرده یا مدیر گروه می‌تواند این کار را بکند",
         "ended_by": "{name} بازی را تمام کرد. این بازی برای هیچ‌کس حساب نمی‌شود.",
-        "head": "بازی حکم · بازی نیمه‌کاره تمام شد",
+        "head": "بازی حکم · زودتر از موعد تمام شد",
         "open": "در این گروه یک بازی باز است: آن را تا آخر بازی کنید یا با \u200e/cancel\u200e "
         "تمامش کنید.",
         "you_left": "از بازی رفتید؛ یک بازیکن کامپیوتری جای شما را گرفت. "
         "این بازی برای شما حساب نمی‌شود.",
-        "left": "{name} از بازی رفت؛ از حالا 🤖 کامپیوتر {n} جای او بازی می‌کند.",
+        "left": "{name} از بازی رفت؛ از حالا \u2068🤖 کامپیوتر {n}\u2069 به جای او بازی می‌کند.",
         "everyone_left": "همه از بازی رفتند و بازی تمام شد. این بازی برای هیچ‌کس حساب نمی‌شود.",
         "which": "جای کدام بازیکن را می‌گیرید؟",
         "took": "{name} جای {old} را در بازی گرفت.",
         "your_seat": "{name} جای شما را در بازی گرفت.",
         "away": "غایب",
-        "idle": "بازی پس از ۲ ساعت بی‌حرکتی تمام شد. برای هیچ‌کس حساب نمی‌شود.",
-        "idle_lobby": "بازی پس از ۲ ساعت بی‌حرکتی لغو شد.",
+        "idle": "چون ۲ ساعت کسی بازی نکرد، بازی تمام شد. برای هیچ‌کس حساب نمی‌شود.",
+        "idle_lobby": "چون ۲ ساعت کسی بازی نکرد، بازی لغو شد.",
         "quit": "بازی تک‌نفره‌تان را تمام کردید. این بازی حساب نمی‌شود.",
         "no_solo": "بازی تک‌نفره‌ای ندارید که تمام شود.",
         "computer": "🤖 کامپیوتر {n}",
@@ -59,7 +60,7 @@ TEXTS = {
         "open": "A game is already open in this group: play it out, or end it with /cancel.",
         "you_left": "You left the match; a computer player took your seat. "
         "It does not count for you.",
-        "left": "{name} left the match; 🤖 Computer {n} plays the seat now.",
+        "left": "{name} left the match; \u2068🤖 Computer {n}\u2069 now plays in their place.",
         "everyone_left": "Everyone left the match, so it ended. It does not count for anyone.",
         "which": "Which seat will you take over?",
         "took": "{name} took over the seat of {old}.",
@@ -285,7 +286,7 @@ async def test_take_over_a_computer_or_an_away_seat(emu, runner, lang):
     old = emu.message(away.id, game.private_messages[str(away.id)])
     assert old.text == t["your_seat"].format(name=newcomer.first_name) and buttons(old) == []
     said = [m.text for m in emu.chat_log(group.id) if m.from_bot]
-    assert t["took"].format(name=newcomer.first_name, old=away.first_name) in said
+    assert t["took"].format(name=newcomer.first_name, old=isolate(away.first_name)) in said
 
     # Already seated: refused. With two computers left, the next person chooses; with
     # one left, the last one takes it at once.
@@ -308,7 +309,7 @@ async def test_take_over_a_computer_or_an_away_seat(emu, runner, lang):
     said = [m.text for m in emu.chat_log(group.id) if m.from_bot]
     for person, i in ((late, computers[0]), (last, computers[1])):
         old = t["computer"].format(n=_digits(lang, i + 1))
-        assert t["took"].format(name=person.first_name, old=old) in said
+        assert t["took"].format(name=person.first_name, old=isolate(old)) in said
     # Everyone plays it out; the match counts for the people seated at its end.
     players = [people[0], newcomer, late, last]
     table = Table(emu, runner, group, players)

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from core import Match, Phase, PlayCard, SeatView, Suit, cards_in
 from core.review import review_hand
-from telegram_bot.chat.i18n import LRI, PDI, to_persian_digits
+from telegram_bot.chat.i18n import LRI, PDI, isolate, to_persian_digits
 from telegram_bot.platform.storage.models import HandRecord
 from telegram_bot.service import hands
 
@@ -32,16 +32,17 @@ TEXT = {
         "heading": "🔎 <b>مرور دور {n}</b>",
         "par": "تیم شما از دست اول می‌توانست {par} دست از ۱۳ دست را بگیرد.",
         "taken": "تیم شما از {played} دست بازی‌شده {taken} دست گرفت.",
-        "own": "دست {trick}: شما {played} بازی کردید؛ با {best} تیمتان {n} دست بیشتر می‌گرفت.",
+        "own": "دست {trick}: شما {played} را بازی کردید؛ با {best} تیمتان {n} دست بیشتر می‌گرفت.",
         "partner": (
-            "دست {trick}: یارتان {name} {played} بازی کرد؛ با {best} تیمتان {n} دست بیشتر می‌گرفت."
+            "دست {trick}: یارتان ({name}) {played} را بازی کرد؛ با {best} تیمتان {n} دست بیشتر "
+            "می‌گرفت."
         ),
-        "none": "هیچ‌کدام از ورق‌های تیم شما دستی را هدر نداد.",
-        "total": "روی هم، ورق‌های تیم شما {n} دست هدر داد.",
+        "none": "تیم شما با هیچ ورقی دستی از دست نداد.",
+        "total": "روی هم، تیم شما با این ورق‌ها {n} دست از دست داد.",
         "not_playing": "شما در این بازی نیستید",
         "invalid": "این دکمه معتبر نیست",
         "old": "این دور دیگر مرور نمی‌شود: فقط {n} دور آخر شما نگه داشته می‌شود.",
-        "private": "مرور هر دور خصوصی است: /review را در گفتگوی خصوصی برای من بفرستید.",
+        "private": "مرور هر دور خصوصی است: \u200e/review\u200e را در گفتگوی خصوصی با ربات بفرستید.",
         "nothing": "هنوز دور تمام‌شده‌ای برای مرور ندارید.",
         "suits": {"S": "پیک", "H": "دل", "D": "خشت", "C": "گشنیز"},
         "trump": "حکم: {suit}",
@@ -51,13 +52,13 @@ TEXT = {
         "preparing": "Preparing your review…",
         "heading": "🔎 <b>Review of hand {n}</b>",
         "par": "your team could have taken {par} of the 13 tricks from the first trick",
-        "taken": "It took {taken} of the {played} tricks played.",
+        "taken": "Your team took {taken} of the {played} tricks played.",
         "own": "Trick {trick}: you played {played}; {best} would have taken {n} more {tricks}.",
         "partner": (
             "Trick {trick}: your partner {name} played {played}; {best} would have taken "
             "{n} more {tricks}."
         ),
-        "none": "No play of your team cost a trick.",
+        "none": "None of your team's plays cost a trick.",
         "total": "In all, your team's plays cost {n} {tricks}.",
         "not_playing": "You are not playing in this game",
         "invalid": "This button is not valid",
@@ -184,7 +185,7 @@ async def test_a_player_reviews_a_hand_in_private(emu, runner, lang, monkeypatch
     match = Match.from_json(game.state)
     seat_of = {game.seats[match.order[s]]["user_id"]: s for s in range(4)}
     user_at = {s: next(p for p in people if p.id == uid) for uid, s in seat_of.items()}
-    names = {s: user_at[s].first_name for s in range(4)}
+    names = {s: isolate(user_at[s].first_name) for s in range(4)}
     recorder = Recorder()
     # Side 0 plays its lowest cards (so it has plays to review), side 1 plays well.
     strategies = {

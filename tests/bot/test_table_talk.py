@@ -12,7 +12,7 @@ import re
 import pytest
 
 from core import Match, Phase, cards_in
-from telegram_bot.chat.i18n import to_persian_digits
+from telegram_bot.chat.i18n import isolate, to_persian_digits
 
 from .driver import Table, buttons, by_level, lowest_card
 from .test_game_flow import _data, _open, _people
@@ -63,9 +63,9 @@ async def test_the_hand_message_shows_partner_score_trick_and_whose_turn(emu, ru
     board = emu.message(group.id, game.table_message_id).text
     if lang == "fa":  # «حکم» alone would stack two meanings over «حکم: …»
         assert board.startswith("بازی حکم · دور ۱")
-        assert "برای تعیین حاکم، ورق‌ها رو\u200cباز پخش شد تا اولین آس بیاید: " in board
+        assert "برای تعیین حاکم، ورق‌ها روباز پخش شد تا اولین آس بیاید: " in board
     else:
-        assert board.startswith("Hokm · hand 1")
+        assert board.startswith("Hokm · Hand 1")
         assert "To choose the hakem, cards were dealt face up until the first ace: " in board
     strategies = {p.id: by_level("normal", seed=p.id) for p in people}
     # Into the second trick or later, with cards on the table.
@@ -77,19 +77,21 @@ async def test_the_hand_message_shows_partner_score_trick_and_whose_turn(emu, ru
         await table.step(strategies)
     assert match.phase is Phase.PLAY and match.trick
     by_seat = {s: game.seats[match.order[s]] for s in range(4)}
-    name = {s: by_seat[s]["name"] for s in range(4)}
+    name = {s: isolate(by_seat[s]["name"]) for s in range(4)}
     turn = match.turn
     view = match.view(None)
     for seat in range(4):
         user = next(p for p in people if p.id == by_seat[seat]["user_id"])
         text = table.hand_message(game, user).text
         partner = (seat + 2) % 4
+        you = "شما" if lang == "fa" else "you"
+        # The partner is named on the team's line, beside «شما» / "you" (below), not
+        # again on a line of their own.
+        assert "یار شما" not in text and "Your partner" not in text
         if lang == "fa":
-            assert f"یار شما: {name[partner]}" in text
             assert f"حاکم: {name[view.hakem]}" in text or "شما حاکم هستید" in text
             assert "حکم: " in text
         else:
-            assert f"Your partner: {name[partner]}" in text
             assert f"Hakem: {name[view.hakem]}" in text or "you are the hakem" in text
             assert "Trump: " in text
         # Live for the player on turn and the one who just played (a card by someone
@@ -98,7 +100,8 @@ async def test_the_hand_message_shows_partner_score_trick_and_whose_turn(emu, ru
             assert ("روی میز: " if lang == "fa" else "On the table: ") in text
             for side in range(2):
                 tricks = view.tricks_won[side] + view.tricks_won[side + 2]
-                members = f"{name[side]} {'و' if lang == 'fa' else '&'} {name[side + 2]}"
+                who = [you, name[partner]] if seat % 2 == side else [name[side], name[side + 2]]
+                members = f" {'و' if lang == 'fa' else '&'} ".join(who)
                 if lang == "fa":
                     line = (
                         f"تیم {_n(lang, side + 1)} ({members}): ۰ امتیاز · {_n(lang, tricks)} دست"
@@ -134,7 +137,7 @@ async def test_play_shows_its_table_in_the_players_language(emu, runner, lang):
     if lang == "fa":
         assert "بازی حکم · دور ۱" in texts and "Hokm" not in texts
     else:
-        assert "Hokm · hand 1" in texts and not PERSIAN.search(texts.replace("حکم", ""))
+        assert "Hokm · Hand 1" in texts and not PERSIAN.search(texts.replace("حکم", ""))
 
 
 # ---------------------------------------------------------------- help and rules
@@ -182,14 +185,14 @@ async def test_rules_follow_the_tables_variant(emu, runner, lang):
     group = await _group(emu, runner, people, lang)
     owner = people[0]
     text = await _command(emu, runner, owner, group.id, "/rules")
-    assert ("حکم چهارنفره، تا ۷ امتیاز" if lang == "fa" else "Hokm, 4 players, to 7 points") in text
+    assert ("حکم ۴ نفره، تا ۷ امتیاز" if lang == "fa" else "Hokm, 4 players, to 7 points") in text
     game, lobby = await _open(emu, runner, group, owner, players=3, target=5)
     for option in ("removed_two=S", "hakem_rule=winner"):
         await emu.press(owner, group.id, lobby.message_id, _data(game.id, "o", option))
         await runner.settle()
     text = await _command(emu, runner, owner, group.id, "/rules")
     if lang == "fa":
-        assert "حکم سه‌نفره، تا ۵ امتیاز" in text and "دوی پیک ♠" in text
+        assert "حکم ۳ نفره، تا ۵ امتیاز" in text and "دوی پیک ♠" in text
         assert "برندهٔ هر دور حاکم می‌شود" in text and "۷ و ۰ و ۰" in text
     else:
         assert "Hokm, 3 players, to 5 points" in text and "2 of spades ♠" in text
@@ -197,7 +200,7 @@ async def test_rules_follow_the_tables_variant(emu, runner, lang):
     await emu.press(owner, group.id, lobby.message_id, _data(game.id, "o", "kind=bidding"))
     await runner.settle()
     text = await _command(emu, runner, owner, group.id, "/rules")
-    assert ("حکم دونفره با خواندن" if lang == "fa" else "Hokm with bidding, 2 players") in text
+    assert ("حکم ۲ نفره با خواندن" if lang == "fa" else "Hokm with bidding, 2 players") in text
     assert ("صفر کور" if lang == "fa" else "blind nil") in text
 
 
@@ -226,7 +229,7 @@ async def test_settings_rows_are_labelled(emu, runner, lang):
         if b["callback_data"].startswith(f"o:{game.id}::about=")
     ]
     if lang == "fa":
-        expected = ["👥 بازیکن‌ها", "🎯 امتیاز برد", "⏱ زمان هر نوبت", "🤖 بازیکنان کامپیوتری"]
+        expected = ["👥 بازیکنان", "🎯 امتیاز برد", "⏱ زمان هر نوبت", "🤖 بازیکنان کامپیوتری"]
         expected += ["🃏 دویی که کنار می‌رود", "👑 حاکم دور بعد", "🧮 امتیاز ورق‌ها"]
         expected += ["🔔 یادآوری نوبت", "📣 جای یادآوری"]
     else:
@@ -252,14 +255,20 @@ async def test_settings_rows_are_labelled(emu, runner, lang):
 # Deal seeds checked against the engine alone: with one person playing their lowest
 # card and two "normal" computers, 3 players, the first hand ends like this.
 ANNOUNCEMENTS = [
-    ("en", 24, "Sara won the hand: 5 to 6 to 6\nA tie at 6–6: the third player wins"),
-    ("fa", 24, "سارا این دور را برد: ۵ به ۶ به ۶\nتساوی ۶–۶؛ نفر سوم می‌برد"),
+    ("en", 24, f"Hand 1: {isolate('Sara')} won, 5 to 6 to 6\nA tie at 6–6: the third player wins"),
+    ("fa", 24, f"دور ۱: {isolate('سارا')} برد، ۵ به ۶ به ۶\nتساوی ۶–۶؛ نفر سوم می‌برد"),
     (
         "en",
         85,
-        "Hakem-kot! The hakem, Sara, and 🤖 Computer 2 took no trick: 3 points to 🤖 Computer 3",
+        f"Hand 1: Hakem-kot! The hakem, {isolate('Sara')}, and {isolate('🤖 Computer 2')} took "
+        f"no tricks: 3 points to {isolate('🤖 Computer 3')}",
     ),
-    ("fa", 145, "کوت! سارا و 🤖 کامپیوتر ۳ هیچ دستی نگرفتند: ۲ امتیاز برای 🤖 کامپیوتر ۲"),
+    (
+        "fa",
+        145,
+        f"دور ۱: کوت! {isolate('سارا')} و {isolate('🤖 کامپیوتر ۳')} کوت شدند؛ "
+        f"۲ امتیاز برای {isolate('🤖 کامپیوتر ۲')}",
+    ),
 ]
 
 
@@ -329,9 +338,9 @@ async def test_an_out_of_turn_inline_query_says_whose_turn_it_is(emu, runner, la
     results = await emu.inline_query(waiting, group, "")
     assert list(results) == []  # nothing to play ...
     expected = (
-        f"نوبت شما نیست؛ نوبت {on_turn.first_name} است"
+        f"نوبت شما نیست؛ نوبت {isolate(on_turn.first_name)} است"
         if lang == "fa"
-        else f"Not your turn: it is {on_turn.first_name}'s turn"
+        else f"Not your turn: it is {isolate(on_turn.first_name)}'s turn"
     )
     assert results.button == {"text": expected, "start_parameter": "hand"}  # ... and why
     # The button opens the private chat: the answer points to the hand message.
@@ -375,7 +384,7 @@ async def test_rematch_reopens_the_same_seats_and_settings(emu, runner, lang):
     h = await emu.press(people[1], group.id, board.message_id, button["callback_data"])
     await runner.settle()
     assert not h.answer.show_alert
-    assert h.answer.text.startswith("بازی دوباره" if lang == "fa" else "Rematch: the same seats")
+    assert h.answer.text.startswith("بازی دوباره" if lang == "fa" else "Rematch: the same")
     new = await table.game()
     assert new.id != old.id and new.status == "lobby" and new.owner_id == people[1].id
     assert new.settings == old.settings and new.settings["level"] == "easy"
@@ -429,7 +438,7 @@ async def test_a_solo_rematch_starts_at_once(emu, runner, lang):
     assert new.id != old.id and new.status == "playing"
     assert new.settings == old.settings
     texts = "\n".join(m.text for m in emu.chat_log(user.private_chat_id) if m.from_bot)
-    assert ("بازی حکم · دور ۱" if lang == "fa" else "Hokm · hand 1") in texts
+    assert ("بازی حکم · دور ۱" if lang == "fa" else "Hokm · Hand 1") in texts
 
 
 @pytest.mark.parametrize("lang", ["fa", "en"])
