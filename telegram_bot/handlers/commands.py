@@ -13,7 +13,7 @@ from telegram.ext import ContextTypes
 from core import Match
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import guide, render
-from telegram_bot.chat.i18n import N_, get_translator, language_from_telegram
+from telegram_bot.chat.i18n import N_, get_translator, isolate, language_from_telegram
 from telegram_bot.handlers.admin import chat_admin
 from telegram_bot.handlers.common import is_group, reply, service, tr_for
 from telegram_bot.platform.storage import repo
@@ -202,9 +202,11 @@ async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         lines.append(tr("<b>Recent matches</b>"))
         for m in recent:
             winners = [
-                render.escape(p["name"])
+                render.user_name(p["name"])
                 if p["name"] and not p.get("bot")
-                else tr("🤖 Computer {n}").format(n=tr.format_number(p.get("number") or i + 1))
+                else isolate(
+                    tr("🤖 Computer {n}").format(n=tr.format_number(p.get("number") or i + 1))
+                )
                 for i, p in enumerate(m.players)
                 if p["side"] == m.winner_side
             ]
@@ -237,7 +239,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         )
         hands = tr.ngettext("{n} hand won", "{n} hands won", row.hands_won)
         kots = tr.ngettext("{n} kot", "{n} kots", row.kots)
-        name = render.escape(row.name)
+        name = render.user_name(row.name)
         lines.append(f"{tr.format_number(i)}. {name}: {won} · {hands} · {kots}")
     await reply(update, "\n".join(lines))
 

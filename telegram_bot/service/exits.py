@@ -90,7 +90,7 @@ def _reason_text(tr: Translator, reason: str, name: str | None, hours: float, st
         return tr(QUIT)
     if not started:
         return tr("The game was cancelled.")
-    return tr(ENDED_BY).format(name=render.escape(name or "?"))
+    return tr(ENDED_BY).format(name=render.user_name(name))
 
 
 class Exits:
@@ -190,7 +190,7 @@ class Exits:
             return Answer(tr(QUIT))
         if game.state is None:
             return Answer(tr("The game was cancelled."))
-        return Answer(tr(ENDED_BY).format(name=render.escape(user.first_name)))
+        return Answer(tr(ENDED_BY).format(name=render.user_name(user.first_name)))
 
     async def ask_to_end(self, game: Game, user_id: int) -> None:
         """Post, in the game's chat, the question whether to end it, with Yes and No."""
@@ -268,7 +268,7 @@ class Exits:
                     await self._shared.outbox.send(
                         s,
                         game.chat_id,
-                        gtr(LEFT).format(name=render.escape(user.first_name), computer=computer),
+                        gtr(LEFT).format(name=render.user_name(user.first_name), computer=computer),
                     )
                     await self._views.render(s, game, match, [])
         if ended:
@@ -350,14 +350,14 @@ class Exits:
                     await self._shared.outbox.edit(
                         s,
                         away_uid,
-                        atr(YOUR_SEAT_TAKEN).format(name=render.escape(user.first_name)),
+                        atr(YOUR_SEAT_TAKEN).format(name=render.user_name(user.first_name)),
                         None,
                         slot=repo.hand_slot(game.id, away_uid),
                     )
                 await self._shared.outbox.send(
                     s,
                     game.chat_id,
-                    gtr(TOOK_OVER).format(name=render.escape(user.first_name), old=old_name),
+                    gtr(TOOK_OVER).format(name=render.user_name(user.first_name), old=old_name),
                 )
                 await self._views.render(s, game, match, [])
                 utr_old = render.player_name(old_seat, index, tr)

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from core import Match
 from telegram_bot.chat import render
-from telegram_bot.chat.i18n import N_
+from telegram_bot.chat.i18n import N_, isolate
 from telegram_bot.platform.storage.models import Game
 from telegram_bot.service.languages import Translators
 from telegram_bot.service.views import Views
@@ -76,7 +76,9 @@ async def ping(
     uid = int(info["user_id"])
     if game.chat_id < 0 and game.settings.get("ping_to") == "group":
         gtr = await translators.chat(game.chat_id, s)
-        mention = f'<a href="tg://user?id={uid}">{escape(info.get("name") or "?")}</a>'
+        # Isolated outside the link, so a Latin name does not turn the Persian line around.
+        name = escape(info.get("name") or "?")
+        mention = isolate(f'<a href="tg://user?id={uid}">{name}</a>')
         text = render.table_text(game, match, gtr) + "\n\n" + gtr(GROUP_PING).format(name=mention)
         await views.repost_table(s, game, text, render.table_keyboard(game, match, gtr))
     else:

@@ -155,7 +155,7 @@ async def test_cancel_is_confirmed_restart_safe_and_not_counted(emu, db_url, lan
         assert h.answer.show_alert and h.answer.text == t["only"]
         h = await emu.press(people[0], group.id, prompt.message_id, yes)
         await runner.settle()
-        ended_by = t["ended_by"].format(name=people[0].first_name)
+        ended_by = t["ended_by"].format(name=isolate(people[0].first_name))
         assert h.answer.text == ended_by
 
         ended = await _game(runner, game.id)
@@ -203,7 +203,7 @@ async def test_leave_gives_the_seat_to_a_computer(emu, runner, lang):
     reply = await _command(emu, runner, leaver, leaver.private_chat_id, "/leave")
     assert reply == t["you_left"]
     said = [m.text for m in emu.chat_log(group.id) if m.from_bot]
-    assert t["left"].format(name=leaver.first_name, n=_digits(lang, index + 1)) in said
+    assert t["left"].format(name=isolate(leaver.first_name), n=_digits(lang, index + 1)) in said
     game = await table.game()
     assert game.seats[index] == {"bot": "normal"}
     assert await _free(runner, leaver)
@@ -284,9 +284,11 @@ async def test_take_over_a_computer_or_an_away_seat(emu, runner, lang):
     hand = emu.message(newcomer.id, game.private_messages[str(newcomer.id)])
     assert all(card.ascii in str(hand.reply_markup) for card in match.hand_of(seat))
     old = emu.message(away.id, game.private_messages[str(away.id)])
-    assert old.text == t["your_seat"].format(name=newcomer.first_name) and buttons(old) == []
+    assert (
+        old.text == t["your_seat"].format(name=isolate(newcomer.first_name)) and buttons(old) == []
+    )
     said = [m.text for m in emu.chat_log(group.id) if m.from_bot]
-    assert t["took"].format(name=newcomer.first_name, old=isolate(away.first_name)) in said
+    assert t["took"].format(name=isolate(newcomer.first_name), old=isolate(away.first_name)) in said
 
     # Already seated: refused. With two computers left, the next person chooses; with
     # one left, the last one takes it at once.
@@ -309,7 +311,7 @@ async def test_take_over_a_computer_or_an_away_seat(emu, runner, lang):
     said = [m.text for m in emu.chat_log(group.id) if m.from_bot]
     for person, i in ((late, computers[0]), (last, computers[1])):
         old = t["computer"].format(n=_digits(lang, i + 1))
-        assert t["took"].format(name=person.first_name, old=isolate(old)) in said
+        assert t["took"].format(name=isolate(person.first_name), old=isolate(old)) in said
     # Everyone plays it out; the match counts for the people seated at its end.
     players = [people[0], newcomer, late, last]
     table = Table(emu, runner, group, players)

@@ -104,7 +104,8 @@ async def _full_persian_match(emu, runner):
     assert sum(row.matches_won for row in board) == 2  # one winning team of two
     await emu.send_message(people[0], group.id, "/score")
     await runner.settle()
-    assert "— سارا و مریم (۸ به ۰)" in emu.chat_log(group.id)[-1].text  # partners joined by «و»
+    # partners joined by «و», each name isolated
+    assert "— \u2068سارا\u2069 و \u2068مریم\u2069 (۸ به ۰)" in emu.chat_log(group.id)[-1].text
 
 
 async def test_three_players_with_a_computer_seat_in_english(emu, runner):

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import update
 
 from core import Match, Phase
+from telegram_bot.chat.i18n import isolate
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game, utcnow
 from telegram_bot.service.sweeper import claim
@@ -124,7 +125,7 @@ async def test_a_group_chooses_mentions_or_no_pings(emu, runner, lang):
     game = await table.game()
     board = emu.message(group.id, game.table_message_id)
     assert emu.message(group.id, old_table).deleted
-    assert board.text.endswith(GROUP_PING[lang].format(name=person.first_name))
+    assert board.text.endswith(GROUP_PING[lang].format(name=isolate(person.first_name)))
     assert any(e.get("url") == f"tg://user?id={person.id}" for e in board.entities)
     # The next move edits the mention away.
     await table.step({p.id: by_level("normal", seed=p.id) for p in people})
