@@ -264,7 +264,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = service(context)
     user = update.effective_user
     if not is_group(update):
-        await reply(update, (await svc.exits.quit_solo(user)).text or "")
+        await quit_command(update, context)
         return
     tr = await tr_for(update, context)
     chat_id = update.effective_chat.id
@@ -285,7 +285,8 @@ async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def quit_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     answer = await service(context).exits.quit_solo(update.effective_user)
-    await reply(update, answer.text or "")
+    if answer.text:  # none when the match ended: its table says so
+        await reply(update, answer.text)
 
 
 async def takeover(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -153,6 +153,10 @@ class Exits:
             s, game.chat_id, "\n".join(table), None, slot=repo.table_slot(game.id)
         )
         for uid in game.user_ids():
+            if uid == game.chat_id:
+                # A solo match: the table just said why, in this same chat; the hand goes.
+                await self._shared.outbox.delete(s, uid, slot=repo.hand_slot(game.id, uid))
+                continue
             tr = await self._shared.translators.user(uid, s)
             text = _reason_text(tr, reason, name, hours, started)
             await self._shared.outbox.edit(s, uid, text, None, slot=repo.hand_slot(game.id, uid))
@@ -187,7 +191,7 @@ class Exits:
                 await self.abandon(s, game, reason, name=user.first_name)
         self.released(game)
         if reason == "quit":
-            return Answer(tr(QUIT))
+            return Answer()  # the table, in the same private chat, says it already
         if game.state is None:
             return Answer(tr("The game was cancelled."))
         return Answer(tr(ENDED_BY).format(name=render.user_name(user.first_name)))
