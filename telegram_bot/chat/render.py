@@ -439,9 +439,9 @@ def table_text(game: Any, match: Match, tr: Translator) -> str:
     if trick:
         lines.append(trick)
     turn = view.turn
-    if view.phase is Phase.OVER:
-        lines.append(tr("The match is over."))
-    elif turn is not None:
+    # Over: the result message posted below says who won (a line here stacked «the
+    # match is over» right above it).
+    if view.phase is not Phase.OVER and turn is not None:
         seat_info = game.seats[view.order[turn]]
         phase_text = {
             Phase.TRUMP: tr("The hakem is choosing trump…"),
