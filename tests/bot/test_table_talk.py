@@ -306,10 +306,10 @@ async def test_score_and_stats_texts(emu, db_url, lang):
     finally:
         await runner.stop()
     if lang == "fa":
-        assert "🤖 کامپیوتر ۳ (۳ به ۰ به ۰)" in score
+        assert "\u2068🤖 کامپیوتر ۳\u2069 (۳ به ۰ به ۰)" in score
         assert "۱. سارا: ۰ برد از ۱ بازی · ۰ دور برده · ۰ کوت" in stats
     else:
-        assert "🤖 Computer 3 (3 to 0 to 0)" in score
+        assert "\u2068🤖 Computer 3\u2069 (3 to 0 to 0)" in score
         assert "1. Sara: 0 of 1 match won · 0 hands won · 0 kots" in stats
 
 
