@@ -307,10 +307,10 @@ async def test_score_and_stats_texts(emu, db_url, lang):
         await runner.stop()
     if lang == "fa":
         assert "\u2068🤖 کامپیوتر ۳\u2069 (۳ به ۰ به ۰)" in score
-        assert "۱. سارا: ۰ برد از ۱ بازی · ۰ دور برده · ۰ کوت" in stats
+        assert "۱. \u2068سارا\u2069: ۰ برد از ۱ بازی · ۰ دور برده · ۰ کوت" in stats
     else:
         assert "\u2068🤖 Computer 3\u2069 (3 to 0 to 0)" in score
-        assert "1. Sara: 0 of 1 match won · 0 hands won · 0 kots" in stats
+        assert "1. \u2068Sara\u2069: 0 of 1 match won · 0 hands won · 0 kots" in stats
 
 
 # ----------------------------------------------------------------- inline hint
