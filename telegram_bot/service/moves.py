@@ -54,8 +54,8 @@ class Moves:
         self._moving = asyncio.Lock()
 
     async def migrate(self, old_id: int, new_id: int, title: str | None = None) -> bool:
-        """Move the group ``old_id`` to the supergroup ``new_id``; False if nothing was
-        left to move."""
+        """Move the group ``old_id`` to the supergroup ``new_id``; False if it was
+        moved already (then only messages decided for the old id meanwhile move)."""
         shared = self._shared
         async with self._moving:
             async with shared.sessions() as s:
@@ -65,15 +65,15 @@ class Moves:
                     await held.enter_async_context(shared.locks[game_id])
                 async with shared.outbox.transaction() as s:
                     moved = await move_chat(s, old_id, new_id, title=title)
-                    if moved is None:
-                        return False
-                    for game_id in moved:
+                    for game_id in moved or ():
                         game = await repo.get_game(s, game_id, lock=True)
                         if game is not None:
                             await self._post_anew(s, game)
             shared.translators.forget_chat(old_id)
             shared.translators.forget_chat(new_id)
-            await shared.outbox.chat_moved(old_id, new_id, moved)
+            await shared.outbox.chat_moved(old_id, new_id, moved or ())
+        if moved is None:
+            return False
         log.info("chat %s moved to %s with %d open game(s)", old_id, new_id, len(moved))
         return True
 

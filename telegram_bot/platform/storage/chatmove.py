@@ -34,12 +34,14 @@ async def move_chat(
     session: AsyncSession, old_id: int, new_id: int, *, title: str | None = None
 ) -> list[str] | None:
     """Move the chat ``old_id`` to ``new_id``; the ids of the active games moved (their
-    tables to post anew), or None when nothing was left under ``old_id`` (moved
-    already: the two service messages and every ChatMigrated all ask for it)."""
+    tables to post anew), or None when the chat was moved already (the two service
+    messages and every ChatMigrated all ask for it: a late one still moves rows a
+    move decided for the old id meanwhile)."""
     if old_id == new_id:
         return None
     old = await session.get(Chat, old_id, populate_existing=True, with_for_update=True)
     if old is None:
+        await _move_outbox(session, old_id, new_id)
         return None
     language, settings = old.language, dict(old.settings or {})
     new = await repo.get_or_create_chat(
@@ -80,19 +82,7 @@ async def move_chat(
         .execution_options(synchronize_session=False)
     )
     await _move_tallies(session, old_id, new_id)
-    outbox = OutboxMessage.__table__.c
-    await session.execute(
-        delete(OutboxMessage).where(
-            and_(outbox.chat_id == old_id, outbox.op != "send", outbox.slot.is_(None))
-        )
-    )
-    await session.execute(
-        update(OutboxMessage)
-        .where(outbox.chat_id == old_id)
-        .values(chat_id=new_id)
-        .execution_options(synchronize_session=False)
-    )
-    await session.execute(delete(ShownMessage).where(ShownMessage.target.startswith(f"{old_id}/")))
+    await _move_outbox(session, old_id, new_id)
     await session.execute(
         delete(Chat).where(Chat.id == old_id).execution_options(synchronize_session=False)
     )
@@ -129,3 +119,21 @@ async def _move_tallies(session: AsyncSession, old_id: int, new_id: int) -> None
             },
         )
         await session.execute(stmt)
+
+
+async def _move_outbox(session: AsyncSession, old_id: int, new_id: int) -> None:
+    """The chat's waiting messages go to the new id, but for those naming a message of
+    the old chat by its id (it is not in the supergroup)."""
+    outbox = OutboxMessage.__table__.c
+    await session.execute(
+        delete(OutboxMessage).where(
+            and_(outbox.chat_id == old_id, outbox.op != "send", outbox.slot.is_(None))
+        )
+    )
+    await session.execute(
+        update(OutboxMessage)
+        .where(outbox.chat_id == old_id)
+        .values(chat_id=new_id)
+        .execution_options(synchronize_session=False)
+    )
+    await session.execute(delete(ShownMessage).where(ShownMessage.target.startswith(f"{old_id}/")))
