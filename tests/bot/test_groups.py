@@ -7,6 +7,8 @@ on PostgreSQL.
 
 from __future__ import annotations
 
+import pytest
+
 from core import Match
 from telegram_bot.platform.storage import repo
 from testkit.emulator import GROUP_ANONYMOUS_BOT
@@ -127,7 +129,8 @@ async def test_two_tables_in_two_topics_of_one_forum(emu, runner):
         }
 
 
-async def test_a_closed_topic_ends_its_game_and_leaves_the_other(emu, runner):
+@pytest.mark.parametrize("how", ["closed", "deleted"])
+async def test_a_closed_topic_ends_its_game_and_leaves_the_other(emu, runner, how):
     bob, carol = await _people(emu, ["Bob", "Carol"])
     alice = emu.add_user("Alice")
     forum = emu.add_group("Club", members=[bob, carol], admins=[alice], forum=True)
@@ -137,7 +140,10 @@ async def test_a_closed_topic_ends_its_game_and_leaves_the_other(emu, runner):
     game_one = await _open_solo(emu, runner, forum, bob, topic=one, target=3)
     game_two = await _open_solo(emu, runner, forum, carol, topic=two)
 
-    await emu.close_topic(forum, one)
+    if how == "closed":
+        await emu.close_topic(forum, one)
+    else:
+        emu.delete_topic(forum, one)
     await runner.settle()
     table = GameTable(emu, runner, forum, [bob], game_one.id)
     table.check_hidden = False
