@@ -50,6 +50,7 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(CommandHandler("hints", commands.hints))
     # In a group of its own: it sees every group message, and the commands still run.
     app.add_handler(MessageHandler(filters.ChatType.GROUPS, commands.track_group_message), group=-1)
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, commands.migrated))
     app.add_handler(CallbackQueryHandler(presses.button))
     app.add_handler(InlineQueryHandler(inline.inline_query))
     app.add_handler(ChosenInlineResultHandler(inline.chosen_inline))

@@ -15,7 +15,7 @@ from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import guide, render
 from telegram_bot.chat.i18n import N_, get_translator, isolate, language_from_telegram
 from telegram_bot.handlers.admin import chat_admin
-from telegram_bot.handlers.common import is_group, reply, service, tr_for
+from telegram_bot.handlers.common import is_group, reply, service, thread_of, tr_for
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import exits
 from telegram_bot.service.answer import Answer
@@ -91,7 +91,7 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tr = await tr_for(update, context)
     svc = service(context)
     chat_id = update.effective_chat.id
-    game = await svc.active_game(chat_id)
+    game = await svc.active_game(chat_id, thread_of(update))
     if game is None and not is_group(update):
         game = await svc.game_for_user(update.effective_user.id)
     if game is not None:
@@ -131,7 +131,9 @@ async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply(update, tr("This command works in a group. Here, use /play for a solo match."))
         return
     chat = update.effective_chat
-    error = await service(context).open_lobby(chat.id, chat.type, chat.title, update.effective_user)
+    error = await service(context).open_lobby(
+        chat.id, chat.type, chat.title, update.effective_user, thread_of(update)
+    )
     if error:
         await reply(update, error)
 
@@ -187,7 +189,7 @@ async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = service(context)
     chat_id = update.effective_chat.id
     lines = []
-    game = await svc.active_game(chat_id)
+    game = await svc.active_game(chat_id, thread_of(update))
     if game is not None and game.state:
         match = Match.from_json(game.state)
         names = render.seat_names(game, match, tr)
@@ -268,11 +270,11 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     tr = await tr_for(update, context)
     chat_id = update.effective_chat.id
-    game = await svc.active_game(chat_id)
+    game = await svc.active_game(chat_id, thread_of(update))
     if game is None:
         await reply(update, tr("There is no game to end in this group."))
         return
-    if user.id != game.owner_id and not await chat_admin(context, chat_id, user.id):
+    if user.id != game.owner_id and not await chat_admin(context, chat_id, user.id, update):
         await reply(update, tr(exits.ONLY_OWNER))
         return
     await svc.exits.ask_to_end(game, user.id)
@@ -298,9 +300,10 @@ async def takeover(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     svc = service(context)
     user = update.effective_user
-    answer, markup, index = await svc.exits.takeover_choices(update.effective_chat.id, user)
+    thread = thread_of(update)
+    answer, markup, index = await svc.exits.takeover_choices(update.effective_chat.id, user, thread)
     if index is not None:
-        game = await svc.active_game(update.effective_chat.id)
+        game = await svc.active_game(update.effective_chat.id, thread)
         answer = await svc.exits.take_over(game.id, user, index)
         if answer.url:
             markup = InlineKeyboardMarkup(
@@ -340,10 +343,10 @@ async def hints(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     group = chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
     tr = await (svc.chat_tr(chat.id) if group else svc.user_tr(user.id))
-    if group and not await chat_admin(context, chat.id, user.id):
+    if group and not await chat_admin(context, chat.id, user.id, update):
         await message.reply_text(tr("Only a group admin can turn hints on or off."))
         return
-    on = await svc.hints.toggle(chat.id, chat.type, chat.title)
+    on = await svc.hints.toggle(chat.id, chat.type, chat.title, thread_of(update))
     text = (
         tr(
             "💡 Hints are on: when one person plays alone against the computers, their hand "
@@ -360,3 +363,20 @@ async def track_group_message(update: Update, context: ContextTypes.DEFAULT_TYPE
     message = update.effective_message
     if message is not None and update.effective_chat is not None:
         service(context).outbox.note_message(update.effective_chat.id, message.message_id)
+
+
+async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The group became a supergroup (either of the two service messages): its games,
+    settings, scores and waiting messages move to the new id (once, whichever comes
+    first; a ChatMigrated from any call does the same: see handlers.errors)."""
+    message = update.effective_message
+    if message is None:
+        return
+    chat = message.chat
+    if message.migrate_to_chat_id:
+        old, new, title = chat.id, message.migrate_to_chat_id, chat.title
+    elif message.migrate_from_chat_id:
+        old, new, title = message.migrate_from_chat_id, chat.id, chat.title
+    else:
+        return
+    await service(context).moves.migrate(old, new, title)

@@ -11,7 +11,7 @@ from telegram_bot.chat.i18n import Translator, get_translator, language_from_tel
 from telegram_bot.platform.storage import repo
 from telegram_bot.service.games import GameService
 
-__all__ = ["is_group", "reply", "service", "tr_for", "user_tr"]
+__all__ = ["is_group", "reply", "service", "thread_of", "tr_for", "user_tr"]
 
 
 def service(context: ContextTypes.DEFAULT_TYPE) -> GameService:
@@ -21,6 +21,16 @@ def service(context: ContextTypes.DEFAULT_TYPE) -> GameService:
 def is_group(update: Update) -> bool:
     chat = update.effective_chat
     return chat is not None and chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+
+
+def thread_of(update: Update) -> int | None:
+    """The forum topic the update's message was written in (None: no topic). Only a
+    topic message's ``message_thread_id`` names a topic: in a supergroup that is not a
+    forum it names the thread of replies a message belongs to."""
+    message = update.effective_message
+    if message is None or not message.is_topic_message:
+        return None
+    return message.message_thread_id
 
 
 async def reply(update: Update, text: str, markup: InlineKeyboardMarkup | None = None) -> None:

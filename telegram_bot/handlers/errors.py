@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import logging
 
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram import Update
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TimedOut,
+)
 from telegram.ext import ContextTypes
+
+from telegram_bot.handlers.common import service
 
 __all__ = ["expected_api_error", "on_error"]
 
@@ -44,6 +54,15 @@ def expected_api_error(error: BaseException | None) -> bool:
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     update_id = getattr(update, "update_id", "?")
+    error = context.error
+    if isinstance(error, ChatMigrated):
+        # A call of a handler named a group that is now a supergroup: move the chat
+        # (the outbox does the same when its calls meet it).
+        chat = update.effective_chat if isinstance(update, Update) else None
+        log.info("update %s: chat is now the supergroup %s", update_id, error.new_chat_id)
+        if chat is not None and chat.id != error.new_chat_id:
+            await service(context).moves.migrate(chat.id, error.new_chat_id, chat.title)
+        return
     if expected_api_error(context.error):
         log.warning(
             "update %s: Telegram refused: %s: %s",

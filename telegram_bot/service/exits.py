@@ -44,6 +44,10 @@ ENDED_HEAD = N_("<b>Hokm</b> · the match ended early")
 ENDED_BY = N_("{name} ended the match. It does not count for anyone.")
 EVERYONE_LEFT = N_("Everyone left the match, so it ended. It does not count for anyone.")
 QUIT = N_("You ended your solo match. It does not count.")
+TOPIC_GONE = N_(
+    "The topic of this table was closed or deleted, so the game ended. "
+    "It does not count for anyone."
+)
 LEFT = N_("{name} left the match; {computer} plays the seat now.")
 YOU_LEFT = N_("You left the match; a computer player took your seat. It does not count for you.")
 TOOK_OVER = N_("{name} took over the seat of {old}.")
@@ -58,7 +62,7 @@ WAS_ENDED = N_("The match was ended.")
 ONLY_OWNER = N_("Only the player who opened the game or a group admin can do that")
 
 #: Why a game ended without a winner.
-REASONS = ("ended", "idle", "left", "quit")
+REASONS = ("ended", "idle", "left", "quit", "topic")
 
 
 def is_abandoned(game: Game) -> bool:
@@ -88,6 +92,8 @@ def _reason_text(tr: Translator, reason: str, name: str | None, hours: float, st
         return tr(EVERYONE_LEFT)
     if reason == "quit":
         return tr(QUIT)
+    if reason == "topic":
+        return tr(TOPIC_GONE)
     if not started:
         return tr("The game was cancelled.")
     return tr(ENDED_BY).format(name=render.user_name(name))
@@ -111,9 +117,9 @@ class Exits:
         self._progress = progress
         self._lobby = lobby
 
-    async def _active_game(self, chat_id: int) -> Game | None:
+    async def _active_game(self, chat_id: int, thread_id: int | None = None) -> Game | None:
         async with self._shared.sessions() as s:
-            return await repo.get_active_game(s, chat_id)
+            return await repo.get_active_game(s, chat_id, thread_id)
 
     async def _game_for_user(self, user_id: int) -> Game | None:
         async with self._shared.sessions() as s:
@@ -142,7 +148,7 @@ class Exits:
         why = _reason_text(gtr, reason, name, hours, started)
         if not started:
             await self._shared.outbox.edit(
-                s, game.chat_id, why, None, slot=repo.table_slot(game.id)
+                s, game.chat_id, why, None, slot=repo.table_slot(game.id), thread=game.thread_id
             )
             return
         match = Match.from_json(game.state)
@@ -150,7 +156,12 @@ class Exits:
         view = match.view(None)
         table = [gtr(ENDED_HEAD), "", *render.side_lines(view, names, gtr), "", why]
         await self._shared.outbox.edit(
-            s, game.chat_id, "\n".join(table), None, slot=repo.table_slot(game.id)
+            s,
+            game.chat_id,
+            "\n".join(table),
+            None,
+            slot=repo.table_slot(game.id),
+            thread=game.thread_id,
         )
         for uid in game.user_ids():
             if uid == game.chat_id:
@@ -212,7 +223,9 @@ class Exits:
             ]
         )
         async with self._shared.outbox.transaction() as s:
-            await self._shared.outbox.send(s, game.chat_id, gtr(ASK_END), markup)
+            await self._shared.outbox.send(
+                s, game.chat_id, gtr(ASK_END), markup, thread=game.thread_id
+            )
 
     async def quit_solo(self, user: Any) -> Answer:
         """/quit: end the user's solo /play match (its table is their private chat)."""
@@ -273,6 +286,7 @@ class Exits:
                         s,
                         game.chat_id,
                         gtr(LEFT).format(name=render.user_name(user.first_name), computer=computer),
+                        thread=game.thread_id,
                     )
                     await self._views.render(s, game, match, [])
         if ended:
@@ -282,12 +296,12 @@ class Exits:
         return Answer(tr(YOU_LEFT))
 
     async def takeover_choices(
-        self, chat_id: int, user: Any
+        self, chat_id: int, user: Any, thread_id: int | None = None
     ) -> tuple[Answer, InlineKeyboardMarkup | None, int | None]:
-        """/takeover in a group: the answer, seat buttons when there is a choice, and the
-        seat to take at once when there is exactly one."""
+        """/takeover in a group (in forum topic ``thread_id``): the answer, seat buttons
+        when there is a choice, and the seat to take at once when there is exactly one."""
         tr = await self._shared.translators.user(user.id)
-        game = await self._active_game(chat_id)
+        game = await self._active_game(chat_id, thread_id)
         if game is None or game.status != PLAYING or game.chat_id > 0:
             return Answer(tr("No match is running in this group.")), None, None
         mine = next((x for x in game.seats if x.get("user_id") == user.id), None)
@@ -362,6 +376,7 @@ class Exits:
                     s,
                     game.chat_id,
                     gtr(TOOK_OVER).format(name=render.user_name(user.first_name), old=old_name),
+                    thread=game.thread_id,
                 )
                 await self._views.render(s, game, match, [])
                 utr_old = render.player_name(old_seat, index, tr)

@@ -36,6 +36,7 @@ from telegram_bot.service.exits import Exits
 from telegram_bot.service.hints import Hints
 from telegram_bot.service.languages import Languages, Translators
 from telegram_bot.service.lobby import Lobby
+from telegram_bot.service.moves import Moves
 from telegram_bot.service.progress import Progress
 from telegram_bot.service.recovery import Recovery
 from telegram_bot.service.rematch import Rematch
@@ -86,6 +87,10 @@ class GameService:
         self.review = Review(shared)
         self.hints = Hints(shared)
         self.recovery = Recovery(shared, views=self.views, clock=self.clock)
+        self.moves = Moves(shared, exits=self.exits)
+        # A group that became a supergroup, a forum topic closed: seen by the outbox.
+        outbox.on_migrated = self.moves.migrate
+        outbox.on_topic_gone = self.moves.topic_gone
 
         # What the handlers, the runtime and the tests call, from the parts.
         self.open_lobby = self.lobby.open
@@ -142,9 +147,10 @@ class GameService:
 
     # --------------------------------------------------------------- queries
 
-    async def active_game(self, chat_id: int) -> Game | None:
+    async def active_game(self, chat_id: int, thread_id: int | None = None) -> Game | None:
+        """The game open in the chat's forum topic ``thread_id`` (None: no topic)."""
         async with self.sessions() as s:
-            return await repo.get_active_game(s, chat_id)
+            return await repo.get_active_game(s, chat_id, thread_id)
 
     async def game_for_user(self, user_id: int) -> Game | None:
         async with self.sessions() as s:

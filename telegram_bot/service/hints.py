@@ -59,7 +59,9 @@ class Hints:
             return Answer(tr("This button is not valid"), alert=True)
         return Answer(tr("💡 Hint: play {card}").format(card=ltr(action.card)), alert=True)
 
-    async def toggle(self, chat_id: int, chat_type: str, title: str | None) -> bool:
+    async def toggle(
+        self, chat_id: int, chat_type: str, title: str | None, thread_id: int | None = None
+    ) -> bool:
         """/hints: turn hints on or off for this chat's table (and its game, if one is
         open); True when they are now on. The caller checks who may."""
         async with self._shared.sessions.begin() as s:
@@ -68,7 +70,7 @@ class Hints:
             on = not bool((known.settings or {}).get(HINTS_SETTING))
             await repo.update_chat_settings(s, chat_id, {HINTS_SETTING: on or None})
         async with self._shared.sessions() as s:
-            game = await repo.get_active_game(s, chat_id)
+            game = await repo.get_active_game(s, chat_id, thread_id)
         if game is not None:
             await self._set_for_game(game.id, on)
         return on

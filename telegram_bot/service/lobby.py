@@ -59,15 +59,23 @@ class Lobby:
         self._clock = clock
         self._matches_started = 0
 
-    async def open(self, chat_id: int, chat_type: str, title: str | None, user: Any) -> str | None:
-        """/newgame: post a lobby. Returns an error text, or None on success."""
+    async def open(
+        self,
+        chat_id: int,
+        chat_type: str,
+        title: str | None,
+        user: Any,
+        thread_id: int | None = None,
+    ) -> str | None:
+        """/newgame: post a lobby in the chat's forum topic ``thread_id`` (None: no
+        topic; a forum holds one table per topic). Returns an error text, or None."""
         async with self._shared.outbox.transaction() as s:
             chat = await repo.get_or_create_chat(s, chat_id, chat_type, title)
             tr = get_translator(chat.language)
             db_user = await repo.get_or_create_user(
                 s, user.id, user.first_name, user.username, user.language_code
             )
-            if await repo.get_active_game(s, chat_id) is not None:
+            if await repo.get_active_game(s, chat_id, thread_id) is not None:
                 return tr(GAME_OPEN)
             other = await repo.find_active_game_for_user(s, user.id)
             settings = {**DEFAULT_SETTINGS, **(chat.settings or {})}
@@ -75,7 +83,9 @@ class Lobby:
             if db_user.started_bot and other is None:
                 seats[0] = human_seat(user)
             try:
-                game = await repo.create_game(s, chat_id, user.id, seats, settings)
+                game = await repo.create_game(
+                    s, chat_id, user.id, seats, settings, thread_id=thread_id
+                )
             except repo.ActiveGameExistsError:  # another /newgame won the race
                 return tr(GAME_OPEN)
             await self._shared.outbox.send(
@@ -84,6 +94,7 @@ class Lobby:
                 render.lobby_text(game, tr),
                 render.lobby_keyboard(game, tr, self._shared.config.bot_username),
                 slot=repo.table_slot(game.id),
+                thread=game.thread_id,
             )
         return None
 

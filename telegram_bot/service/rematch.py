@@ -35,18 +35,22 @@ class Rematch:
         async with self._shared.sessions() as s:
             old = await repo.get_game(s, game_id)
             chat = await repo.get_chat(s, old.chat_id) if old is not None else None
-            active = await repo.get_active_game(s, old.chat_id) if old is not None else None
+            active = (
+                await repo.get_active_game(s, old.chat_id, old.thread_id)
+                if old is not None
+                else None
+            )
         if old is None or chat is None or old.status != "finished":
             return Answer(tr("This button belongs to an earlier game"), alert=True)
         if not any(seat.get("user_id") == user.id for seat in old.seats):
             return Answer(tr("You are not playing in this game"), alert=True)
         if active is not None:
             return Answer(tr("A new game is already open in this chat"), alert=True)
-        error = await self._lobby.open(chat.id, chat.type, chat.title, user)
+        error = await self._lobby.open(chat.id, chat.type, chat.title, user, old.thread_id)
         if error:
             return Answer(error, alert=True)
         async with self._shared.sessions() as s:
-            game = await repo.get_active_game(s, chat.id)
+            game = await repo.get_active_game(s, chat.id, old.thread_id)
         if game is None or game.owner_id != user.id:
             return Answer(tr("A new game is already open in this chat"), alert=True)
         if chat.type == "private":
@@ -66,6 +70,7 @@ class Rematch:
                 render.lobby_text(fresh, gtr),
                 render.lobby_keyboard(fresh, gtr, self._shared.config.bot_username),
                 slot=repo.table_slot(fresh.id),
+                thread=fresh.thread_id,
             )
         return Answer(tr("Rematch: the same seats and settings. Start when everyone is ready."))
 

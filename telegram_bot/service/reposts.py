@@ -69,7 +69,7 @@ async def repost(
     """Delete the table message and send it again, at the bottom of the group."""
     slot = repo.table_slot(game.id)
     await outbox.delete(s, game.chat_id, slot=slot)
-    await outbox.send(s, game.chat_id, text, markup, slot=slot)
+    await outbox.send(s, game.chat_id, text, markup, slot=slot, thread=game.thread_id)
 
 
 async def share_newest(

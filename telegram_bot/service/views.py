@@ -39,7 +39,9 @@ class Views:
         markup: InlineKeyboardMarkup | PlainKeyboard | None,
     ) -> None:
         """Edit the game's table message."""
-        await self._outbox.edit(s, game.chat_id, text, markup, slot=repo.table_slot(game.id))
+        await self._outbox.edit(
+            s, game.chat_id, text, markup, slot=repo.table_slot(game.id), thread=game.thread_id
+        )
 
     def private_text(self, game: Game, match: Match, seat: int, tr: Translator) -> str:
         """The text of ``seat``'s hand message."""
@@ -59,9 +61,20 @@ class Views:
         for e in events:
             if isinstance(e, HandEnded):
                 text = render.hand_result_text(e, game, match, gtr)
-                await self._outbox.send(s, game.chat_id, text, review.button(game, match, e, gtr))
+                await self._outbox.send(
+                    s,
+                    game.chat_id,
+                    text,
+                    review.button(game, match, e, gtr),
+                    thread=game.thread_id,
+                )
             elif isinstance(e, MatchEnded):
-                await self._outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
+                await self._outbox.send(
+                    s,
+                    game.chat_id,
+                    render.match_result_text(game, match, gtr),
+                    thread=game.thread_id,
+                )
         if repost:  # below the hand result
             await reposts.repost(self._outbox, s, game, table, keyboard)
         await self._after_trump_call(s, game, match, events)

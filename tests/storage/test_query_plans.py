@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telegram_bot.platform.storage import repo
 
-INDEX = "uq_games_one_active_per_chat"
+INDEX = "uq_games_one_active_per_topic"
 CHAT = -1001234567890
 
 

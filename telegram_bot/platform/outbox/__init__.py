@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from telegram import Bot
@@ -104,3 +105,8 @@ class Outbox(Deciding, Draining, Cleanup):
         # and the batches being carried out.
         self._ending: dict[str, set[int]] = {}
         self._batches: set[_Batch] = set()
+        #: A group became a supergroup (old id, new id): moves the chat's data and
+        #: rows (then calls :meth:`chat_moved`). Set by the game service.
+        self.on_migrated: Callable[[int, int], Awaitable[None]] | None = None
+        #: A forum topic refuses the bot (closed or deleted): (chat id, thread id).
+        self.on_topic_gone: Callable[[int, int], Awaitable[None]] | None = None

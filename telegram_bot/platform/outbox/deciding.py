@@ -142,11 +142,20 @@ class Deciding:
         markup: InlineKeyboardMarkup | PlainKeyboard | None = None,
         *,
         slot: str | None = None,
+        thread: int | None = None,
     ) -> None:
-        """Send a new message (bound to ``slot`` once sent, if given)."""
+        """Send a new message (bound to ``slot`` once sent, if given), into the forum
+        topic ``thread`` if given (None or 0: the chat itself)."""
         markup_json = _markup_json(markup)
         self._note(s, chat_id).append(
-            {"chat_id": chat_id, "op": "send", "slot": slot, "text": text, "markup": markup_json}
+            {
+                "chat_id": chat_id,
+                "op": "send",
+                "slot": slot,
+                "text": text,
+                "markup": markup_json,
+                "thread_id": thread or None,
+            }
         )
         if slot is not None:
             target = _target(chat_id, slot, None)
@@ -161,8 +170,10 @@ class Deciding:
         *,
         slot: str | None = None,
         message_id: int | None = None,
+        thread: int | None = None,
     ) -> None:
-        """Make a message (named by ``slot`` or ``message_id``) show this, soon."""
+        """Make a message (named by ``slot`` or ``message_id``) show this, soon. (Its
+        forum topic ``thread`` is where it is posted again should it be gone.)"""
         if slot is None and message_id is None:
             return
         markup_json = _markup_json(markup)
@@ -197,6 +208,7 @@ class Deciding:
                 "message_id": message_id,
                 "text": text,
                 "markup": markup_json,
+                "thread_id": thread or None,
             }
         )
         wanted[target] = sig

@@ -10,7 +10,14 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TimedOut,
+)
 
 from telegram_bot.platform.callslots import CALL_SLOTS
 from telegram_bot.platform.outbox.rows import (
@@ -291,6 +298,9 @@ class Draining:
             self.stats["retried"] += 1
             await self._reschedule(row, utcnow() + timedelta(seconds=wait))
             return False
+        except ChatMigrated as exc:
+            await self._migrated(row, batch, exc.new_chat_id)
+            return False
         except Forbidden as exc:
             log.info("chat %s refuses the bot (%s): its waiting messages are dropped", chat_id, exc)
             self.stats["dropped"] += 1
@@ -328,6 +338,8 @@ class Draining:
         data: dict[str, Any] = {"chat_id": row.chat_id}
         if message_id is not None:
             data["message_id"] = message_id
+        elif row.thread_id and method == "sendMessage":
+            data["message_thread_id"] = row.thread_id
         if method != "deleteMessage":
             data |= {"text": row.text or "", "parse_mode": ParseMode.HTML}
             data["link_preview_options"] = _NO_PREVIEW
@@ -349,8 +361,58 @@ class Draining:
             return self._shown.get(target)
         return batch.shown.get(target)
 
+    async def _migrated(self, row: _Row, batch: _Batch, new_chat_id: int) -> None:
+        """The group became a supergroup under a new id: the owner of the chats' data
+        (``on_migrated``) moves everything, these rows included, in one transaction;
+        the drain of the new id carries them out."""
+        log.info("chat %s is now the supergroup %s: moving it there", row.chat_id, new_chat_id)
+        await self._flush(batch)
+        if self.on_migrated is None:  # nobody to move the chat: as a chat refusing the bot
+            await self._drop_chat(row.chat_id)
+            return
+        await self.on_migrated(row.chat_id, new_chat_id)
+
+    async def chat_moved(self, old_id: int, new_id: int, game_ids: Any = ()) -> None:
+        """After the commit of a chat's move (its rows now stored under ``new_id``):
+        forget what was kept of the old chat, and drain the new one from the database."""
+        self._rows_gone(list(self._rows.pop(old_id, {})))
+        self._unread.discard(old_id)
+        for game_id in game_ids:
+            self._slots.pop(f"t:{game_id}", None)
+        async with self.sessions.begin() as s:
+            await self.forget_chat(s, old_id)
+        self._unread.add(new_id)
+        self.kick(new_id)
+
+    async def _drop_chat(self, chat_id: int, thread_id: int | None = None) -> None:
+        """Drop the chat's waiting messages (``thread_id``: those to that topic)."""
+        where = _OUTBOX.c.chat_id == chat_id
+        if thread_id is not None:
+            where = where & (_OUTBOX.c.thread_id == thread_id)
+        async with self.sessions.begin() as s:
+            gone = (await s.scalars(select(_OUTBOX.c.id).where(where))).all()
+            await s.execute(delete(_OUTBOX).where(where))
+            if thread_id is None:
+                await self.forget_chat(s, chat_id)
+        kept = self._rows.get(chat_id, {})
+        for row_id in [i for i, r in kept.items() if thread_id is None or r.thread_id == thread_id]:
+            del kept[row_id]
+        self._rows_gone(list(gone))
+        self._drop_ended()
+
     async def _refused(self, row: _Row, batch: _Batch, error: str, target: str, sig: str) -> bool:
         msg = error.lower()
+        if row.thread_id and ("topic_closed" in msg or "thread not found" in msg):
+            # The forum topic was closed or deleted: like a chat refusing the bot, its
+            # waiting messages are dropped, and the game played there is told.
+            log.info("topic %s of chat %s refuses the bot: %s", row.thread_id, row.chat_id, error)
+            self.stats["dropped"] += 1
+            self._done_with(row, batch)
+            await self._flush(batch)
+            await self._drop_chat(row.chat_id, row.thread_id)
+            if self.on_topic_gone is not None:
+                await self.on_topic_gone(row.chat_id, row.thread_id)
+            return False
         if "not modified" in msg:
             self.stats["not_modified"] += 1
             self._done_with(row, batch, shown=(target, sig))

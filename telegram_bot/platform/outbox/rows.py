@@ -52,7 +52,13 @@ class _Lru(OrderedDict[str, str]):
 
 _OUTBOX = OutboxMessage.__table__
 _NO_PREVIEW = json.dumps({"is_disabled": True})
-_EMPTY_ROW: dict[str, Any] = {"slot": None, "message_id": None, "text": None, "markup": None}
+_EMPTY_ROW: dict[str, Any] = {
+    "slot": None,
+    "message_id": None,
+    "text": None,
+    "markup": None,
+    "thread_id": None,
+}
 #: Rows carried out whose deletion waits for a cleanup: at most this many, this long.
 _CLEANUP_ROWS = 64
 _CLEANUP_SECONDS = 0.5
@@ -87,15 +93,15 @@ async def _delete_ids(s: AsyncSession, ids: list[int]) -> None:
 #: The rows in one statement on asyncpg (see pgdirect), in the given order: the
 #: serial ids are drawn row by row in that order, so sorted they are the rows' ids.
 _PG_INSERT = (
-    "INSERT INTO outbox (chat_id, op, slot, message_id, text, markup, created_at)"
-    " SELECT c, o, s, m, t, k, $7 FROM unnest($1::bigint[], $2::varchar[], $3::varchar[],"
-    " $4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY AS r(c, o, s, m, t, k, n)"
-    " ORDER BY n RETURNING id"
+    "INSERT INTO outbox (chat_id, op, slot, message_id, text, markup, thread_id, created_at)"
+    " SELECT c, o, s, m, t, k, h, $8 FROM unnest($1::bigint[], $2::varchar[], $3::varchar[],"
+    " $4::bigint[], $5::text[], $6::text[], $7::bigint[])"
+    " WITH ORDINALITY AS r(c, o, s, m, t, k, h, n) ORDER BY n RETURNING id"
 )
 
 
 async def _pg_insert_ids(pg: Any, rows: list[dict[str, Any]], now: Any) -> list[int]:
-    columns: list[list[Any]] = [[], [], [], [], [], []]
+    columns: list[list[Any]] = [[], [], [], [], [], [], []]
     for row in rows:
         columns[0].append(row["chat_id"])
         columns[1].append(row["op"])
@@ -103,6 +109,7 @@ async def _pg_insert_ids(pg: Any, rows: list[dict[str, Any]], now: Any) -> list[
         columns[3].append(row.get("message_id"))
         columns[4].append(row.get("text"))
         columns[5].append(row.get("markup"))
+        columns[6].append(row.get("thread_id"))
     return sorted(r[0] for r in await pgdirect.fetch(pg, _PG_INSERT, *columns, now))
 
 
@@ -133,6 +140,7 @@ class _Row:
         "op",
         "slot",
         "text",
+        "thread_id",
     )
 
     def __init__(
@@ -146,11 +154,14 @@ class _Row:
         attempts: int = 0,
         text: str | None = None,
         markup: str | None = None,
+        thread_id: int | None = None,
         **_: Any,
     ) -> None:
         self.id, self.chat_id, self.op, self.slot = id, chat_id, op, slot
         self.message_id, self.not_before, self.attempts = message_id, not_before, attempts
         self.text, self.markup = text, markup
+        #: The forum topic the message goes to (None: the chat itself).
+        self.thread_id = thread_id
 
     def replaced_by(self, slot: str | None, message_id: int | None) -> bool:
         """Is this an edit of the message an edit of ``slot`` / ``message_id`` replaces?"""

@@ -48,7 +48,7 @@ ACTIVE_STATUSES = (LOBBY, PLAYING)
 
 LANGUAGES = ("fa", "en")
 
-# The partial unique index "one lobby or running game per chat" uses this predicate.
+# The partial unique index "one lobby or running game per chat and topic" uses this predicate.
 ACTIVE_GAME_PREDICATE = "status IN ('lobby', 'playing')"
 
 NAMING_CONVENTION = {
@@ -168,8 +168,9 @@ class Game(Base):
     __table_args__ = (
         CheckConstraint("status IN ('lobby', 'playing', 'finished', 'cancelled')", name="status"),
         Index(
-            "uq_games_one_active_per_chat",
+            "uq_games_one_active_per_topic",
             "chat_id",
+            "thread_id",
             unique=True,
             sqlite_where=text(ACTIVE_GAME_PREDICATE),
             postgresql_where=text(ACTIVE_GAME_PREDICATE),
@@ -180,6 +181,9 @@ class Game(Base):
     chat_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("chats.id", ondelete="CASCADE"), index=True
     )
+    # The forum topic the game is played in (Telegram's message_thread_id); 0 outside
+    # forums (not NULL: the one-active-game index must see "no topic" as one value).
+    thread_id: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
     status: Mapped[str] = mapped_column(String(16), default=LOBBY, server_default=LOBBY)
     owner_id: Mapped[int] = mapped_column(BigInteger)
     seats: Mapped[list[dict[str, Any]]] = mapped_column(
@@ -282,6 +286,8 @@ class OutboxMessage(Base):
     op: Mapped[str] = mapped_column(String(8))
     slot: Mapped[str | None] = mapped_column(String(48))
     message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # A send into a forum topic: its message_thread_id (None: the chat itself).
+    thread_id: Mapped[int | None] = mapped_column(BigInteger)
     # Telegram asked to wait (429): not before this time (UTC).
     not_before: Mapped[datetime | None] = mapped_column(UTCDateTime)
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))

@@ -242,7 +242,7 @@ async def update_chat_settings(
 
 def _active() -> Any:
     """The games in the lobby or in progress, in the exact words of the partial index
-    ``uq_games_one_active_per_chat``: SQLite (and PostgreSQL with a generic plan) only
+    ``uq_games_one_active_per_topic``: SQLite (and PostgreSQL with a generic plan) only
     uses a partial index when the query's WHERE provably implies the index's, and bound
     parameters (``status IN (?, ?)``) prove nothing, so the whole table was read."""
     return text(ACTIVE_GAME_PREDICATE)
@@ -261,18 +261,23 @@ async def create_game(
     seats: Sequence[Mapping[str, Any]] = (),
     settings: Mapping[str, Any] | None = None,
     status: str = "lobby",
+    *,
+    thread_id: int | None = None,
 ) -> Game:
-    """Open a new game (a lobby by default) in a known chat, with a fresh unique id.
+    """Open a new game (a lobby by default) in a known chat and topic (``thread_id``,
+    a forum topic's message_thread_id; None or 0: no topic), with a fresh unique id.
 
-    Raises :class:`ActiveGameExistsError` if the chat already has a lobby or a game in
+    Raises :class:`ActiveGameExistsError` if the topic already has a lobby or a game in
     progress (checked by the database's partial unique index, so it holds under races).
     """
+    thread = int(thread_id or 0)
     now = utcnow()
     for _ in range(20):
         game_id = new_game_id()
         values = {
             "id": game_id,
             "chat_id": chat_id,
+            "thread_id": thread,
             "status": status,
             "owner_id": owner_id,
             "seats": [dict(s) for s in seats],
@@ -295,7 +300,7 @@ async def create_game(
             assert game is not None
             return _detach(session, game)  # type: ignore[return-value]
         if status in ACTIVE_STATUSES:
-            active = await get_active_game(session, chat_id)
+            active = await get_active_game(session, chat_id, thread)
             if active is not None:
                 raise ActiveGameExistsError(chat_id, active.id)
     raise StorageError("could not find a free game id")
@@ -369,11 +374,14 @@ async def due_games(
     return [(row[0], row[1], row[2] if row[3] else None) for row in result.all()]
 
 
-async def get_active_game(session: AsyncSession, chat_id: int) -> Game | None:
-    """The chat's game in the lobby or in progress, detached, or None."""
+async def get_active_game(
+    session: AsyncSession, chat_id: int, thread_id: int | None = None
+) -> Game | None:
+    """The game in the lobby or in progress of the chat's topic (``thread_id``; None
+    or 0: the chat outside any topic), detached, or None."""
     game = await session.scalar(
         select(Game)
-        .where(Game.chat_id == chat_id, _active())
+        .where(Game.chat_id == chat_id, Game.thread_id == int(thread_id or 0), _active())
         .execution_options(populate_existing=True)
     )
     return _detach(session, game)
