@@ -7,6 +7,8 @@ on PostgreSQL.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from core import Match
@@ -117,7 +119,7 @@ async def test_two_tables_in_two_topics_of_one_forum(emu, runner):
         texts = "\n".join(r.text for r in records)
         # Lobby, table, hand result and match result: all in the game's own topic.
         assert _game_ids_in(records) == {game_id}, _game_ids_in(records)
-        assert "won the hand" in texts, texts
+        assert re.search(r"Hand \d+: Team \d won", texts), texts
         assert Match.from_json(game.state).is_over
         assert "Match over" in texts, texts
     # Nothing of either game went to the General topic.
@@ -230,7 +232,7 @@ async def _migrated_match(emu, runner, db_url, *, updates: bool):
     assert done.table_message_id is not None
     assert emu.message(supergroup, done.table_message_id).from_bot
     new_texts = [r.text for r in emu.chat_log(supergroup) if r.from_bot]
-    assert any("won the hand" in t for t in new_texts), new_texts
+    assert any(re.search(r"Hand \d+: Team \d won", t) for t in new_texts), new_texts
     # Nothing was accepted in the old group after the migration.
     assert emu.calls_to(None, group.id, since=mark, ok=True) == []
     await emu.send_message(bob, supergroup, "/score")
