@@ -155,7 +155,7 @@ async def test_four_people_online_make_one_table_by_the_bots_own_loop(emu, db_ur
         assert all(games.values())
         await runner.settle()
         assert len({g.id for g in games.values()}) == 1
-        game = games[people[0].id]
+        game = await _game_of(runner, people[0])  # as delivered (the hands' message ids)
         assert is_online_chat(game.chat_id) and game.status == "playing"
         assert game.settings["online"]["rated"] is True
         assert sorted(game.user_ids()) == sorted(p.id for p in people)
