@@ -195,8 +195,9 @@ class OnlineTables:
             ):
                 tables = await online.match(s, players, now)
                 for table in tables:
-                    await self._open_table(s, table, players, held)
-                    started += 1
+                    if await self._free(s, table):
+                        await self._open_table(s, table, players, held)
+                        started += 1
         async with self._shared.outbox.transaction() as s:
             for entry in await online.due_offers(s, now, self.wait):
                 tr = get_translator(await language_of(s, entry.user_id))
@@ -208,6 +209,18 @@ class OnlineTables:
                 )
                 await self._shared.outbox.send(s, entry.user_id, tr(OFFER), keys)
         return started
+
+    async def _free(self, s: AsyncSession, table: Sequence[Any]) -> bool:
+        """Is everyone at ``table`` free to play? Someone who, while waiting, joined a
+        group's game or started a solo match is not: they stay out of the queue, and
+        the others go back to it in their places (a table for them comes next round)."""
+        busy = [e for e in table if await repo.find_active_game_for_user(s, e.user_id) is not None]
+        if not busy:
+            return True
+        for e in table:
+            if e not in busy:
+                await store.join(s, e.user_id, e.players, e.language, e.rating, e.band, e.joined_at)
+        return False
 
     async def _open_table(
         self,

@@ -328,3 +328,27 @@ async def test_two_timeouts_in_a_row_give_the_seat_to_a_computer(emu, online_run
         "away for two turns" in (m.text or "") for m in emu.chat_log(loser.private_chat_id)
     )
     assert await _game_of(runner, loser) is None
+
+
+async def test_someone_who_started_another_game_while_queued_is_not_seated(emu, online_runner):
+    runner = online_runner
+    solo, waiting, late = _people(emu, "en", 3)
+    for p in (solo, waiting):
+        await _queue(emu, runner, p, 2, "en")
+    async with runner.service.sessions() as s:
+        joined_at = (await store.queued(s, waiting.id)).joined_at
+    await emu.send_message(solo, solo.private_chat_id, "/play")  # a solo match meanwhile
+    await runner.settle()
+    solo_game = await _game_of(runner, solo)
+    assert solo_game is not None and not is_online_chat(solo_game.chat_id)
+    assert await runner.service.online.round() == 0
+    async with runner.service.sessions() as s:
+        assert await store.queued(s, solo.id) is None
+        kept = await store.queued(s, waiting.id)
+    assert kept is not None and kept.joined_at == joined_at  # their place kept
+    assert (await _game_of(runner, solo)).id == solo_game.id
+    await _queue(emu, runner, late, 2, "en")
+    assert await runner.service.online.round() == 1
+    await runner.settle()
+    game = await _game_of(runner, waiting)
+    assert sorted(game.user_ids()) == sorted([waiting.id, late.id])
