@@ -7,6 +7,7 @@ Kept apart so that the views, the clock and the record import it without a circl
 from __future__ import annotations
 
 from html import escape
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import select
@@ -14,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from core import Match
 from telegram_bot.chat import callbacks as cb
+from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator, get_translator, language_from_telegram
 from telegram_bot.platform.keyboards import PlainKeyboard
 from telegram_bot.platform.storage import repo
@@ -174,6 +176,41 @@ class FanOut:
         people = [int(x["user_id"]) for x in row.seats or [] if x.get("user_id")]
         return row.id, people, row.status == "playing"
 
+    async def _in_languages(
+        self, s: AsyncSession, chat_id: int, game_id: str, text: str, langs: dict[int, str]
+    ) -> dict[str, str]:
+        """The table's text in each person's language, for a table of mixed languages:
+        when ``text`` is the table as the chat's language renders it, each language's
+        own rendering of it (anything else is left as written)."""
+        chat = await repo.get_chat(s, chat_id)
+        base = chat.language if chat else "fa"
+        texts = {base: text}
+        if set(langs.values()) <= {base}:
+            return texts
+        with s.no_autoflush:
+            row = (
+                await s.execute(
+                    select(Game.seats, Game.settings, Game.deadline, Game.state).where(
+                        Game.id == game_id
+                    )
+                )
+            ).first()
+        if row is None or row.state is None:
+            return texts
+        game = SimpleNamespace(
+            id=game_id,
+            chat_id=chat_id,
+            seats=row.seats,
+            settings=row.settings,
+            deadline=row.deadline,
+        )
+        match = Match.from_json(row.state)
+        if render.table_text(game, match, get_translator(base)) != text:
+            return texts
+        for lang in set(langs.values()) - {base}:
+            texts[lang] = render.table_text(game, match, get_translator(lang))
+        return texts
+
     async def _reactions(self, s: AsyncSession, game_id: str, uid: int, playing: bool) -> Any:
         """The table's buttons for one person: the reactions while the match runs (the
         group's buttons, inline play and the rematch, are not for strangers)."""
@@ -193,10 +230,13 @@ class FanOut:
         if found is None:
             return None
         game_id, people, playing = found
+        langs = {uid: await language_of(s, uid) for uid in people}
+        texts = await self._in_languages(s, chat_id, game_id, text, langs) if slot else {}
         for uid in people:
             if slot is not None:
                 keys = await self._reactions(s, game_id, uid, playing)
-                await self._outbox.send(s, uid, text, keys, slot=online_slot(game_id, uid))
+                mine = texts.get(langs[uid], text)
+                await self._outbox.send(s, uid, mine, keys, slot=online_slot(game_id, uid))
             else:
                 await self._outbox.send(s, uid, text, None)
         return None
@@ -210,9 +250,12 @@ class FanOut:
         if found is None or slot is None:
             return None
         game_id, people, playing = found
+        langs = {uid: await language_of(s, uid) for uid in people}
+        texts = await self._in_languages(s, chat_id, game_id, text, langs)
         for uid in people:
             keys = await self._reactions(s, game_id, uid, playing)
-            await self._outbox.edit(s, uid, text, keys, slot=online_slot(game_id, uid))
+            mine = texts.get(langs[uid], text)
+            await self._outbox.edit(s, uid, mine, keys, slot=online_slot(game_id, uid))
         return None
 
     async def delete(self, s, chat_id, *, slot=None, message_id=None) -> None:

@@ -7,7 +7,8 @@ An online table is a game whose chat is not a Telegram chat: a chat row of its o
 (:func:`is_online_chat`, below every real chat id), so that everything the service
 writes to "the game's chat" (the table, hand results, who left) goes, through
 :class:`FanOut`, to the private chat of every person seated, each table message in a
-slot of its own (``t:<game>:<user>``). Strangers see display names only (the seats'
+slot of its own (``t:<game>:<user>``) and in their own language (a table may mix
+languages once its people have waited a while). Strangers see display names only (the seats'
 first names): no username, id or mention is ever written for an online table
 (pings go to the private chat).
 

@@ -17,6 +17,7 @@ test, where the bot's own loop seats the people and the test waits for that prog
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -25,6 +26,7 @@ from openskill.models import PlackettLuce
 from core import Match
 from telegram_bot.platform.storage import online as store
 from telegram_bot.platform.storage import repo
+from telegram_bot.platform.storage.models import utcnow
 from telegram_bot.service.online_seats import is_online_chat
 from testkit.simulation import BotRunner
 
@@ -352,3 +354,23 @@ async def test_someone_who_started_another_game_while_queued_is_not_seated(emu, 
     await runner.settle()
     game = await _game_of(runner, waiting)
     assert sorted(game.user_ids()) == sorted([waiting.id, late.id])
+
+
+async def test_a_table_of_two_languages_shows_each_person_the_table_in_theirs(emu, online_runner):
+    runner = online_runner
+    (fa,) = _people(emu, "fa", 1)
+    (en,) = _people(emu, "en", 1, prefix="x")
+    await _queue(emu, runner, fa, 2, "fa")
+    await _queue(emu, runner, en, 2, "en")
+    # Each waits for their own language first: mixed only after a while.
+    assert await runner.service.online.round() == 0
+    later = utcnow() + timedelta(seconds=60)
+    assert await runner.service.online.round(later) == 1
+    await runner.settle()
+    game = await _game_of(runner, fa)
+    assert sorted(game.user_ids()) == sorted([fa.id, en.id])
+    fa_table = _last_with(emu, fa, "z:").text
+    en_table = _last_with(emu, en, "z:").text
+    assert "Hokm · hand 1" in en_table and "Hand" not in fa_table
+    assert "حکم" in fa_table and "حکم" not in en_table
+    assert NAMES["fa"][0] in en_table and NAMES["en"][0] in fa_table
