@@ -30,6 +30,7 @@ COMMANDS = (
     ("online", N_("Play with anyone")),
     ("rating", N_("Your rating")),
     ("top", N_("Rated leaderboard")),
+    ("rated", N_("Rated matches in this group, on or off")),
     ("rules", N_("The rules of this table")),
     ("score", N_("Running score")),
     ("stats", N_("Leaderboard")),

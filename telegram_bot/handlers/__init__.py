@@ -42,6 +42,7 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(CommandHandler("online", online.online_command))
     app.add_handler(CommandHandler("rating", online.rating))
     app.add_handler(CommandHandler("top", online.top))
+    app.add_handler(CommandHandler("rated", online.rated))
     app.add_handler(CommandHandler("language", commands.language))
     app.add_handler(CommandHandler("score", commands.score))
     app.add_handler(CommandHandler("stats", commands.stats))

@@ -9,13 +9,15 @@ from telegram.ext import ContextTypes
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat.callbacks import Callback
 from telegram_bot.chat.i18n import N_, Translator
+from telegram_bot.handlers.admin import chat_admin
 from telegram_bot.handlers.common import is_group, reply, service, tr_for
 from telegram_bot.platform.storage import online as store
+from telegram_bot.platform.storage import repo
 from telegram_bot.service import online_tables, ratings
 from telegram_bot.service.answer import Answer
-from telegram_bot.service.online_seats import isolate
+from telegram_bot.service.online_seats import GROUP_RATED, isolate
 
-__all__ = ["online_button", "online_command", "press", "rating", "top"]
+__all__ = ["online_button", "online_command", "press", "rated", "rating", "top"]
 
 PRIVATE_ONLY = N_("Play with anyone in your private chat with me: send /online there.")
 RATING_HEAD = N_("<b>Your rating</b> (the conservative value: it grows as you play)")
@@ -114,6 +116,34 @@ async def leaderboard_text(svc, tr: Translator, limit: int = 10) -> str:
                 lines.append(f"{tr.format_number(i)}. {isolate(row.name)}: {value}")
             blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else tr(TOP_NONE)
+
+
+RATED_ON = N_(
+    "⭐ Rated matches are on in this group: a match with people in every seat to its end "
+    "changes their ratings (/rating, /top). Send /rated again to turn it off."
+)
+RATED_OFF = N_("Rated matches are off in this group.")
+RATED_ADMIN = N_("Only a group admin can turn rated matches on or off.")
+RATED_GROUP_ONLY = N_("This command works in a group.")
+
+
+async def rated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/rated in a group (its admins): rate the group's matches, or stop (off by
+    default). Games opened from then on follow it."""
+    tr = await tr_for(update, context)
+    if not is_group(update):
+        await reply(update, tr(RATED_GROUP_ONLY))
+        return
+    chat, user = update.effective_chat, update.effective_user
+    if not await chat_admin(context, chat.id, user.id):
+        await reply(update, tr(RATED_ADMIN))
+        return
+    svc = service(context)
+    async with svc.sessions.begin() as s:
+        known = await repo.get_or_create_chat(s, chat.id, chat.type, chat.title)
+        on = not (known.settings or {}).get(GROUP_RATED)
+        await repo.update_chat_settings(s, chat.id, {GROUP_RATED: True if on else None})
+    await reply(update, tr(RATED_ON if on else RATED_OFF))
 
 
 async def top(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

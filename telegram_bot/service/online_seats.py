@@ -23,6 +23,7 @@ from telegram_bot.platform.storage.models import Game, utcnow
 from telegram_bot.service import ratings
 
 __all__ = [
+    "GROUP_RATED",
     "ONLINE_CHAT_BASE",
     "REACTIONS",
     "FanOut",
@@ -45,6 +46,8 @@ YOU_FORFEIT = N_(
     "and the match counts as lost for you."
 )
 FORFEITED = N_("{name} was away for two turns; a computer plays the seat now.")
+#: A group's setting: its matches are rated (off by default).
+GROUP_RATED = "rated"
 RATING_CHANGE = N_("Your rating ({n} players): {before} → {after} ({change})")
 
 
@@ -97,14 +100,24 @@ async def language_of(s: AsyncSession, user_id: int) -> str:
 
 async def rate_finished(s: AsyncSession, game: Game, match: Match) -> None:
     """A finished online match, in its commit's transaction: rate it (unless a computer
-    sat in from the start) and put each seated person's change in their seat."""
-    info = (game.settings or {}).get("online") or {}
-    if not info.get("rated"):
+    sat in from the start) and put each seated person's change in their seat.
+
+    A group's match, in a group that chose to rate its matches (``rated``, off by
+    default: /rated), is rated when people sat in every seat to its end."""
+    settings = game.settings or {}
+    info = settings.get("online") or {}
+    people: list[int | None]
+    if info:
+        if not info.get("rated"):
+            return
+        people = [int(u) for u in info.get("people", [])]
+    elif settings.get(GROUP_RATED) and game.chat_id < 0:
+        people = [x.get("user_id") for x in game.seats]
+    else:
         return
-    people: list[int] = [int(u) for u in info.get("people", [])]
     v = match.variant
     seated = set(game.user_ids())
-    teams: list[list[int]] = [[] for _ in range(v.sides)]
+    teams: list[list[int | None]] = [[] for _ in range(v.sides)]
     for seat in range(match.n):
         teams[v.side_of(seat)].append(people[match.order[seat]])
     lost = [any(uid not in seated for uid in team) for team in teams]

@@ -32,7 +32,7 @@ async def commit(
         game.status = "finished"
         game.deadline = None
         await record_result(s, game, match)
-        if game.settings.get("online"):
+        if game.settings.get("online") or game.settings.get(online_seats.GROUP_RATED):
             await online_seats.rate_finished(s, game, match)
     else:
         arm(game, match)

@@ -374,3 +374,41 @@ async def test_a_table_of_two_languages_shows_each_person_the_table_in_theirs(em
     assert "Hokm · hand 1" in en_table and "Hand" not in fa_table
     assert "حکم" in fa_table and "حکم" not in en_table
     assert NAMES["fa"][0] in en_table and NAMES["en"][0] in fa_table
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+async def test_a_group_that_chose_rated_matches_rates_them(emu, runner, lang):
+    from .test_table_talk import _group, _start
+
+    people = _people(emu, lang, 2, prefix="g")
+    for p in people:  # the bot may write to them
+        await emu.send_message(p, p.private_chat_id, "/start")
+    await runner.settle()
+    group = await _group(emu, runner, people, lang)
+    # Off by default: only an admin turns it on.
+    await emu.send_message(people[1], group.id, "/rated")
+    await runner.settle()
+    async with runner.service.sessions() as s:
+        chat = await repo.get_chat(s, group.id)
+    assert chat is None or not (chat.settings or {}).get("rated")
+    await emu.send_message(people[0], group.id, "/rated")
+    await runner.settle()
+    assert "/rated" in emu.chat_log(group.id)[-1].text
+    table = await _start(emu, runner, group, people, players=2)
+    game = await table.game()
+    assert game.settings.get("rated") is True
+    await table.play_out({p.id: lowest_card for p in people})
+    game = await table.game()
+    assert game.status == "finished"
+    async with runner.service.sessions() as s:
+        rated = await store.rated_match(s, game.id)
+        stored = await store.get_ratings(s, 2, [p.id for p in people])
+    assert rated is not None and set(stored) == {p.id for p in people}
+    winner = next(p["user_id"] for p in rated.seats if p["rank"] == 1)
+    loser = next(p["user_id"] for p in rated.seats if p["rank"] == 2)
+    model = PlackettLuce()
+    [[lost], [won]] = model.rate([[model.rating()], [model.rating()]], ranks=[2, 1])
+    assert stored[winner].mu == pytest.approx(won.mu)
+    assert stored[loser].mu == pytest.approx(lost.mu)
+    for p in people:
+        assert TEXTS[lang]["rating"] in table.hand_message(game, p).text
