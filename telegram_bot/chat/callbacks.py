@@ -41,6 +41,8 @@ ACTIONS = {
     "w": "take over a computer's or away player's seat (arg: its lobby index)",
     "h": "hint: the card the hard computer player would play (solo tables, if on)",
     "y": "review a finished hand, in private (the number is the hand)",
+    "q": "play with anyone: ask which game (a), queue (4/3/2), leave (0), computers now (c)",
+    "z": "a preset reaction at an online table (arg: its number)",
 }
 
 _GAME_ID = re.compile(r"[a-z0-9]{1,12}")
@@ -81,7 +83,7 @@ def decode(data: str | None) -> Callback:
     action, game_id, move, arg = parts
     if action not in ACTIONS or not _ARG.fullmatch(arg):
         raise MalformedCallback(data)
-    if action != "g" and not _GAME_ID.fullmatch(game_id):
+    if action not in ("g", "q") and not _GAME_ID.fullmatch(game_id):
         raise MalformedCallback(data)
     if move and not (move.isdigit() and len(move) <= 9):
         raise MalformedCallback(data)

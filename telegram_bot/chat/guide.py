@@ -27,6 +27,10 @@ __all__ = [
 COMMANDS = (
     ("newgame", N_("New game in this group")),
     ("play", N_("Solo match against the computer")),
+    ("online", N_("Play with anyone")),
+    ("rating", N_("Your rating")),
+    ("top", N_("Rated leaderboard")),
+    ("rated", N_("Rated matches in this group, on or off")),
     ("rules", N_("The rules of this table")),
     ("score", N_("Running score")),
     ("stats", N_("Leaderboard")),

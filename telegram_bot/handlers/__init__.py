@@ -6,6 +6,7 @@ Handlers stay thin: they read the update, answer it, and call
 - :mod:`.commands`: the commands, and the group messages the bot sees;
 - :mod:`.presses`: button presses;
 - :mod:`.inline`: inline mode (a card played from the group);
+- :mod:`.online`: play with anyone (/online, its buttons, reactions, /rating, /top);
 - :mod:`.admin`: who may do what a group's admins may;
 - :mod:`.errors`: what is logged when a handler fails.
 """
@@ -25,7 +26,7 @@ from telegram.ext import (
     filters,
 )
 
-from telegram_bot.handlers import commands, inline, presses
+from telegram_bot.handlers import commands, inline, online, presses
 from telegram_bot.handlers.errors import on_error
 
 __all__ = ["register"]
@@ -38,6 +39,10 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handler(ChatMemberHandler(commands.greet, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_handler(CommandHandler(["newgame", "hokm"], commands.new_game))
     app.add_handler(CommandHandler("play", commands.play_solo))
+    app.add_handler(CommandHandler("online", online.online_command))
+    app.add_handler(CommandHandler("rating", online.rating))
+    app.add_handler(CommandHandler("top", online.top))
+    app.add_handler(CommandHandler("rated", online.rated))
     app.add_handler(CommandHandler("language", commands.language))
     app.add_handler(CommandHandler("score", commands.score))
     app.add_handler(CommandHandler("stats", commands.stats))

@@ -16,6 +16,7 @@ from telegram_bot.chat import guide, render
 from telegram_bot.chat.i18n import N_, get_translator, isolate, language_from_telegram
 from telegram_bot.handlers.admin import chat_admin
 from telegram_bot.handlers.common import is_group, reply, service, thread_of, tr_for
+from telegram_bot.handlers.online import online_button
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import exits
 from telegram_bot.service.answer import Answer
@@ -46,7 +47,7 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         answer = await svc.lobby_action(game_id, user, "j", "", lambda: _false())
         await reply(update, answer.text or tr("You joined the game"))
         return
-    await reply(update, tr(WELCOME))
+    await reply(update, tr(WELCOME), online_button(tr))
     await svc.player_returns(user.id)
 
 

@@ -24,6 +24,7 @@ from core import (
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import get_translator
+from telegram_bot.handlers import online
 from telegram_bot.handlers.admin import chat_admin
 from telegram_bot.handlers.common import service
 from telegram_bot.handlers.errors import expected_api_error
@@ -105,6 +106,8 @@ async def _dispatch(
             await svc.exits.ask_to_end(game, user.id)
             return Answer((await svc.user_tr(user.id))(exits.ASK_END))
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
+    if a in ("q", "z"):
+        return await online.press(data, update, context)
     if a == "e":
         return await _end_pressed(data, update, context)
     if a == "w":

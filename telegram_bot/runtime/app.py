@@ -109,6 +109,8 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
                 hand_pause=settings.hand_pause,
                 think_seconds=settings.think_seconds,
                 deal_seed=settings.deal_seed,
+                online_wait=settings.online_wait,
+                online_interval=settings.online_interval,
             ),
             thinkers=Thinkers(settings.think_processes),
         )
@@ -120,6 +122,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         sweeper = Sweeper(service, idle_hours=settings.idle_hours, interval=settings.sweep_seconds)
         app.bot_data["sweeper"] = sweeper
         sweeper.start()
+        service.online.start()
 
     async def post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         sweeper: Sweeper | None = app.bot_data.get("sweeper")
@@ -127,6 +130,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
             await sweeper.stop()
         service: GameService | None = app.bot_data.get("service")
         if service is not None:
+            await service.online.stop()
             await service.shutdown()
 
     async def post_shutdown(app: Application[Any, Any, Any, Any, Any, Any]) -> None:

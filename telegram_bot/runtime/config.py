@@ -86,6 +86,10 @@ class Settings:
     shared: bool = False
     #: The Bot API client: "aiohttp", "lean" or "httpx" (telegram_bot.platform.http.KINDS).
     http: str = "lean"
+    #: Play with anyone: seconds in the queue before the computers are offered
+    #: (HOKM_ONLINE_WAIT), and between matching passes (HOKM_ONLINE_INTERVAL; 0: none).
+    online_wait: float = 60.0
+    online_interval: float = 1.0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -110,6 +114,8 @@ class Settings:
             sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
             shared=env.get("HOKM_SHARED", "0") == "1",
             http=env.get("HOKM_HTTP", "lean").strip().lower() or "lean",
+            online_wait=float(env.get("HOKM_ONLINE_WAIT", "60")),
+            online_interval=float(env.get("HOKM_ONLINE_INTERVAL", "1")),
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

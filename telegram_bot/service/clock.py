@@ -32,7 +32,7 @@ from core.players import make_player
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game, utcnow
 from telegram_bot.platform.thinking import POOLED_LEVELS
-from telegram_bot.service import record
+from telegram_bot.service import online_seats, record
 from telegram_bot.service.progress import Progress
 from telegram_bot.service.shared import Shared
 from telegram_bot.service.views import Views
@@ -317,9 +317,16 @@ class Clock:
                 events = match.apply(seat, action)
                 info["timeouts"] = int(info.get("timeouts", 0)) + 1
                 info["timed_out"] = True
+                forfeited = None
                 if info["timeouts"] >= 2:
                     info["away"] = True
+                    # An online table: the seat goes to a computer for good.
+                    uid, name = info.get("user_id"), info.get("name")
+                    if online_seats.forfeit(game, match.order[seat]):
+                        forfeited = uid
                 await self.commit(s, game, match, events)
+                if forfeited is not None:
+                    await online_seats.tell_forfeit(s, self._shared.outbox, game, forfeited, name)
                 await self._views.render(s, game, match, events)
             self._progress.note(game, match)
         self.after_commit(game, match)

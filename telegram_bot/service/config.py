@@ -19,3 +19,7 @@ class ServiceConfig:
     #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
     #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
     deal_seed: int | None = None
+    #: Play with anyone: seconds in the queue before the computers are offered, and
+    #: between two matching passes (0: this process does not match).
+    online_wait: float = 60.0
+    online_interval: float = 1.0

@@ -50,6 +50,9 @@ TOPIC_GONE = N_(
 )
 LEFT = N_("{name} left the match; {computer} plays the seat now.")
 YOU_LEFT = N_("You left the match; a computer player took your seat. It does not count for you.")
+YOU_LEFT_RATED = N_(
+    "You left the match; a computer player took your seat. It counts as lost for you."
+)
 TOOK_OVER = N_("{name} took over the seat of {old}.")
 YOU_TOOK_OVER = N_("You took over the seat of {old}: your cards are in your private chat with me.")
 YOUR_SEAT_TAKEN = N_("{name} took over your seat.")
@@ -271,8 +274,9 @@ class Exits:
                 seats = [dict(x) for x in game.seats]
                 seats[index] = {"bot": game.settings.get("level", "normal")}
                 game.seats = seats
+                left = tr(YOU_LEFT_RATED if _rated(game) else YOU_LEFT)
                 await self._shared.outbox.edit(
-                    s, user.id, tr(YOU_LEFT), None, slot=repo.hand_slot(game.id, user.id)
+                    s, user.id, left, None, slot=repo.hand_slot(game.id, user.id)
                 )
                 if not game.user_ids():
                     await self.abandon(s, game, "left")
@@ -293,7 +297,7 @@ class Exits:
             self.released(game)
         else:
             self._rearm(game, match)
-        return Answer(tr(YOU_LEFT))
+        return Answer(left)
 
     async def takeover_choices(
         self, chat_id: int, user: Any, thread_id: int | None = None
@@ -382,6 +386,11 @@ class Exits:
                 utr_old = render.player_name(old_seat, index, tr)
         self._rearm(game, match)
         return Answer(tr(YOU_TOOK_OVER).format(old=utr_old))
+
+
+def _rated(game: Game) -> bool:
+    """A rated online match (leaving it loses it for rating purposes)."""
+    return bool(((game.settings or {}).get("online") or {}).get("rated"))
 
 
 def _free_seats(game: Game) -> list[int]:

@@ -37,6 +37,8 @@ from telegram_bot.service.hints import Hints
 from telegram_bot.service.languages import Languages, Translators
 from telegram_bot.service.lobby import Lobby
 from telegram_bot.service.moves import Moves
+from telegram_bot.service.online_seats import FanOut
+from telegram_bot.service.online_tables import OnlineTables
 from telegram_bot.service.progress import Progress
 from telegram_bot.service.recovery import Recovery
 from telegram_bot.service.rematch import Rematch
@@ -66,8 +68,10 @@ class GameService:
         #: One lock per game, held while it changes.
         self.locks = KeyedLocks()
         self.background = Background()
+        # An online table's chat is its people's private chats (see .online_seats).
+        fan_out = FanOut(outbox)
         self._shared = shared = Shared(
-            sessions, outbox, self.config, self.locks, self.background, self.translators, thinkers
+            sessions, fan_out, self.config, self.locks, self.background, self.translators, thinkers
         )
         #: Several workers on PostgreSQL: this one's number and liveness lock (see
         #: telegram_bot.service.clock); None for one process.
@@ -76,7 +80,7 @@ class GameService:
         if outbox.shared and engine is not None and engine.dialect.name == "postgresql":
             self.liveness = Liveness(engine)
         self._progress = progress = Progress()
-        self.views = Views(outbox, self.translators)
+        self.views = Views(fan_out, self.translators)
         self.clock = Clock(shared, views=self.views, progress=progress, liveness=self.liveness)
         self.lobby = Lobby(shared, views=self.views, clock=self.clock)
         self.table = Table(shared, views=self.views, clock=self.clock, progress=progress)
@@ -91,6 +95,7 @@ class GameService:
         # A group that became a supergroup, a forum topic closed: seen by the outbox.
         outbox.on_migrated = self.moves.migrate
         outbox.on_topic_gone = self.moves.topic_gone
+        self.online = OnlineTables(shared, lobby=self.lobby, fan_out=fan_out)
 
         # What the handlers, the runtime and the tests call, from the parts.
         self.open_lobby = self.lobby.open

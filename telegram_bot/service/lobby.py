@@ -250,6 +250,10 @@ class Lobby:
         self._clock.after_commit_later(game, match)
         return Answer(tr("The game starts!"))
 
+    async def start_now(self, s, game: Game, seats, gtr: Translator) -> None:
+        """Start ``game`` at once in the caller's transaction (an online table)."""
+        await self._start(s, game, seats, gtr, gtr)
+
     def _next_seed(self) -> int | None:
         if self._shared.config.deal_seed is None:
             return None

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from core import Event, HandKind, Match
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service import hands
+from telegram_bot.service import hands, online_seats
 
 __all__ = ["commit", "record_result"]
 
@@ -32,6 +32,8 @@ async def commit(
         game.status = "finished"
         game.deadline = None
         await record_result(s, game, match)
+        if game.settings.get("online") or game.settings.get(online_seats.GROUP_RATED):
+            await online_seats.rate_finished(s, game, match)
     else:
         arm(game, match)
     await repo.save_game(s, game, expected)

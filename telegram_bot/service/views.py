@@ -19,7 +19,7 @@ from telegram_bot.platform.keyboards import PlainKeyboard
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service import reposts, review
+from telegram_bot.service import online_seats, reposts, review
 from telegram_bot.service.languages import Translators
 from telegram_bot.service.seats import seat_of
 
@@ -46,8 +46,12 @@ class Views:
     def private_text(self, game: Game, match: Match, seat: int, tr: Translator) -> str:
         """The text of ``seat``'s hand message."""
         text = render.private_text(game, match, seat, tr)
-        if game.seats[match.order[seat]].get("timed_out"):
+        info = game.seats[match.order[seat]]
+        if info.get("timed_out"):
             text = tr("Time is up; the computer played for you") + "\n" + text
+        rating = online_seats.rating_line(info, match.n, tr)
+        if rating:
+            text += "\n\n" + rating
         return text
 
     async def render(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
