@@ -371,7 +371,7 @@ async def test_a_table_of_two_languages_shows_each_person_the_table_in_theirs(em
     assert sorted(game.user_ids()) == sorted([fa.id, en.id])
     fa_table = _last_with(emu, fa, "z:").text
     en_table = _last_with(emu, en, "z:").text
-    assert "Hokm · hand 1" in en_table and "Hand" not in fa_table
+    assert "Hokm · Hand 1" in en_table and "Hand" not in fa_table
     assert "حکم" in fa_table and "حکم" not in en_table
     assert NAMES["fa"][0] in en_table and NAMES["en"][0] in fa_table
 
