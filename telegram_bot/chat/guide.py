@@ -77,6 +77,11 @@ WAYS_OUT = N_(
     "admin; it does not count) · /quit — end a solo match"
 )
 
+ONLINE = N_(
+    "/online — play with anyone, matched by rating · /rating — your rating · /top — the "
+    "rated leaderboard · /rated — rated matches in a group, on or off (its admins)"
+)
+
 _PLAY = N_(
     "Follow the led suit if you can; otherwise play any card, trump included. The "
     "highest trump takes the trick, else the highest card of the led suit; whoever "
@@ -141,7 +146,7 @@ def or_list(items: Sequence[str], tr: Translator) -> str:
 
 def help_text(tr: Translator) -> str:
     targets = or_list([tr.format_number(t) for t in TARGET_CHOICES], tr)
-    return tr(HELP).format(targets=targets) + "\n" + tr(WAYS_OUT)
+    return tr(HELP).format(targets=targets) + "\n" + tr(ONLINE) + "\n" + tr(WAYS_OUT)
 
 
 def rules_text(settings: dict[str, Any], tr: Translator) -> str:
