@@ -7,6 +7,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from telegram_bot.chat import callbacks as cb
+from telegram_bot.chat import render
 from telegram_bot.chat.callbacks import Callback
 from telegram_bot.chat.i18n import N_, Translator
 from telegram_bot.handlers.admin import chat_admin
@@ -15,7 +16,7 @@ from telegram_bot.platform.storage import online as store
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import online_tables, ratings
 from telegram_bot.service.answer import Answer
-from telegram_bot.service.online_seats import GROUP_RATED, isolate
+from telegram_bot.service.online_seats import GROUP_RATED
 
 __all__ = ["online_button", "online_command", "press", "rated", "rating", "top"]
 
@@ -113,7 +114,7 @@ async def leaderboard_text(svc, tr: Translator, limit: int = 10) -> str:
             lines = [tr(TOP_HEAD).format(game=tr(GAME_LABELS[n]))]
             for i, row in enumerate(rows, 1):
                 value = tr.format_number(ratings.display(row.skill))
-                lines.append(f"{tr.format_number(i)}. {isolate(row.name)}: {value}")
+                lines.append(f"{tr.format_number(i)}. {render.user_name(row.name)}: {value}")
             blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else tr(TOP_NONE)
 

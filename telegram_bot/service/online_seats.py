@@ -6,7 +6,6 @@ Kept apart so that the views, the clock and the record import it without a circl
 
 from __future__ import annotations
 
-from html import escape
 from types import SimpleNamespace
 from typing import Any
 
@@ -64,11 +63,6 @@ def online_slot(game_id: str, user_id: int) -> str:
     return f"t:{game_id}:{int(user_id)}"
 
 
-def _signed(tr: Translator, n: int) -> str:
-    text = ("+" if n >= 0 else "−") + tr.format_number(abs(n))
-    return "\u2066" + text + "\u2069"
-
-
 def rating_line(info: dict[str, Any], players: int, tr: Translator) -> str | None:
     """The line a hand message shows at the end of a rated match."""
     change = info.get("rating")
@@ -79,13 +73,8 @@ def rating_line(info: dict[str, Any], players: int, tr: Translator) -> str | Non
         n=tr.format_number(players),
         before=tr.format_number(before),
         after=tr.format_number(after),
-        change=_signed(tr, after - before),
+        change=render.signed(after - before, tr),
     )
-
-
-def isolate(name: str | None) -> str:
-    """A display name, escaped and isolated (it keeps its direction in any text)."""
-    return "\u2068" + escape(name or "?") + "\u2069"
 
 
 async def language_of(s: AsyncSession, user_id: int) -> str:
@@ -157,7 +146,7 @@ async def tell_forfeit(s: AsyncSession, outbox: Any, game: Game, user_id: int, n
     tr = get_translator(await language_of(s, user_id))
     await outbox.edit(s, user_id, tr(YOU_FORFEIT), None, slot=repo.hand_slot(game.id, user_id))
     gtr = get_translator((await repo.get_chat(s, game.chat_id)).language)
-    await outbox.send(s, game.chat_id, gtr(FORFEITED).format(name=isolate(name)))
+    await outbox.send(s, game.chat_id, gtr(FORFEITED).format(name=render.user_name(name)))
 
 
 # ------------------------------------------------------------ the chat fan-out

@@ -45,7 +45,6 @@ from telegram_bot.service.online_seats import (
     REACTIONS,
     FanOut,
     is_online,
-    isolate,
     language_of,
 )
 from telegram_bot.service.shared import Shared
@@ -177,7 +176,7 @@ class OnlineTables:
             for uid in game.user_ids():
                 utr = get_translator(await language_of(s, uid))
                 text = utr(REACTED).format(
-                    name=isolate(me.get("name")), reaction=utr(REACTIONS[int(arg)])
+                    name=render.user_name(me.get("name")), reaction=utr(REACTIONS[int(arg)])
                 )
                 await self._shared.outbox.send(s, uid, text)
         return Answer(tr(REACTION_SENT))
@@ -260,7 +259,7 @@ class OnlineTables:
         gtr = get_translator(lang)
         for e in table:
             utr = get_translator(await language_of(s, e.user_id))
-            names = [isolate(x["name"]) for x in seats if x and x["user_id"] != e.user_id]
+            names = [render.user_name(x["name"]) for x in seats if x and x["user_id"] != e.user_id]
             if len(seats) > len(table):
                 names.append(utr(COMPUTERS) + " " + utr(UNRATED))
             await self._shared.outbox.send(
