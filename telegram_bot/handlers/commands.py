@@ -11,11 +11,10 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from core import Match
-from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import guide, render
 from telegram_bot.chat.i18n import N_, get_translator, language_from_telegram
 from telegram_bot.handlers.admin import chat_admin
-from telegram_bot.handlers.common import is_group, reply, service, tr_for
+from telegram_bot.handlers.common import is_group, language_keyboard, reply, service, tr_for
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import exits
 from telegram_bot.service.answer import Answer
@@ -167,19 +166,10 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tr = await tr_for(update, context)
     target = "c" if is_group(update) else "u"
-    markup = InlineKeyboardMarkup(
-        [
-            [
-                InlineKeyboardButton(
-                    "فارسی", callback_data=cb.encode("g", "", None, f"{target}=fa")
-                ),
-                InlineKeyboardButton(
-                    "English", callback_data=cb.encode("g", "", None, f"{target}=en")
-                ),
-            ]
-        ]
-    )
+    markup = language_keyboard(target)
     await reply(update, tr("Choose the language"), markup)
+    if target == "c":  # asked now, so that their press is answered with its result at once
+        await chat_admin(context, update.effective_chat.id, update.effective_user.id)
 
 
 async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
