@@ -8,7 +8,7 @@ import logging
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import ContextTypes
 
-__all__ = ["expected_api_error", "on_error"]
+__all__ = ["expected_api_error", "old_query", "on_error"]
 
 # The handlers' logger name from before they were split, so log filters still match.
 log = logging.getLogger("telegram_bot.handlers.commands")
@@ -42,8 +42,20 @@ def expected_api_error(error: BaseException | None) -> bool:
     return False
 
 
+def old_query(error: BaseException | None) -> bool:
+    """A press answered too late, or already (by a worker killed after answering it,
+    whose update another worker then got): expected after every kill, so one INFO line."""
+    message = str(error).lower()
+    return isinstance(error, BadRequest) and (
+        "query is too old" in message or "query id is invalid" in message
+    )
+
+
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     update_id = getattr(update, "update_id", "?")
+    if old_query(context.error):
+        log.info("update %s: an old press: %s", update_id, context.error)
+        return
     if expected_api_error(context.error):
         log.warning(
             "update %s: Telegram refused: %s: %s",

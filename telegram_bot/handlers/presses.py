@@ -28,7 +28,7 @@ from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, get_translator
 from telegram_bot.handlers.admin import admin_known, chat_admin
 from telegram_bot.handlers.common import language_keyboard, service
-from telegram_bot.handlers.errors import expected_api_error
+from telegram_bot.handlers.errors import expected_api_error, old_query
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import LOBBY, PLAYING
 from telegram_bot.service import exits
@@ -67,8 +67,8 @@ class _Responder:
         try:
             await self.query.answer(answer.text, show_alert=answer.alert, url=answer.url)
         except TelegramError as exc:  # e.g. "query is too old": the person moved on
-            if expected_api_error(exc):
-                log.info("could not answer a button press: %s: %s", type(exc).__name__, exc)
+            if old_query(exc):  # answered already (a worker killed after answering), or late
+                log.info("a press not answered (an old query): %s", exc)
             else:
                 log.warning("could not answer a button press: %s: %s", type(exc).__name__, exc)
         finally:
@@ -110,7 +110,9 @@ async def _button(update: Update, context: ContextTypes.DEFAULT_TYPE, respond: _
     try:
         answer = await _dispatch(data, update, context, respond)
     except Exception as exc:  # the press is answered whatever happened
-        if expected_api_error(exc):
+        if old_query(exc):
+            log.info("the button %r: an old press: %s", data, exc)
+        elif expected_api_error(exc):
             log.warning("the button %r: Telegram refused: %s: %s", data, type(exc).__name__, exc)
         else:
             log.exception("the button %r failed", data)

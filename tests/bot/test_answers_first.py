@@ -241,3 +241,27 @@ async def test_an_inline_play_names_no_card_until_accepted(emu, runner, lang):
     for message in emu.chat_log(group.id):
         if message.message_id not in before or message.message_id == posted.message_id:
             assert not any(label in (message.text or "") for label in labels), message.text
+
+
+# ------------------------------------------------------------------ an old press
+
+
+async def test_a_press_answered_already_is_one_info_line(emu, runner, caplog):
+    """After a worker is killed, the next one gets the presses it had answered: their
+    answer is refused as too old. Expected, so one INFO line and no WARNING."""
+    (user,) = await _people(emu, ["Farid"], lang="en")
+    await emu.send_message(user, user.private_chat_id, "/language")
+    await runner.settle()
+    picker = emu.chat_log(user.private_chat_id)[-1]
+    emu.inject_error(
+        "answerCallbackQuery",
+        code=400,
+        description="Bad Request: query is too old and response timeout expired or query "
+        "ID is invalid",
+    )
+    caplog.set_level("INFO", logger="telegram_bot")
+    await emu.press(user, user.private_chat_id, picker.message_id, "g:::u=en")
+    await runner.settle()
+    mine = [r for r in caplog.records if r.name.startswith("telegram_bot.handlers")]
+    assert [r.levelname for r in mine] == ["INFO"], [(r.levelname, r.getMessage()) for r in mine]
+    assert "old" in mine[0].getMessage() and mine[0].exc_info is None
