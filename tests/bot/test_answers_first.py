@@ -265,3 +265,33 @@ async def test_a_press_answered_already_is_one_info_line(emu, runner, caplog):
     mine = [r for r in caplog.records if r.name.startswith("telegram_bot.handlers")]
     assert [r.levelname for r in mine] == ["INFO"], [(r.levelname, r.getMessage()) for r in mine]
     assert "old" in mine[0].getMessage() and mine[0].exc_info is None
+
+
+# ------------------------------------------------------------ /cancel on a lobby
+
+LOBBY_TEXTS = {
+    "fa": ("این بازی لغو شود؟", "بله، بازی لغو شود", "نه، بازی باز بماند", "بازی باز می‌ماند."),
+    "en": ("Cancel this game?", "Yes, cancel the game", "No, keep it open", "The game stays open."),
+}
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+async def test_cancel_on_a_lobby_asks_to_cancel_it(emu, runner, lang):
+    ask, yes, no, stays = LOBBY_TEXTS[lang]
+    (owner,) = await _people(emu, ["Golnar"], lang=lang)
+    group = emu.add_group("Lobby", members=[owner], admins=[owner])
+    if lang == "en":
+        await emu.send_message(owner, group.id, "/language")
+        await runner.settle()
+        await emu.press(owner, group.id, emu.chat_log(group.id)[-1].message_id, "g:::c=en")
+        await runner.settle()
+    game, _lobby = await _open(emu, runner, group, owner)
+    await emu.send_message(owner, group.id, "/cancel")
+    await runner.settle()
+    question = emu.chat_log(group.id)[-1]
+    assert question.text == ask  # not the running match's «… حساب نمی‌شود»
+    assert [b["text"] for b in question.reply_markup["inline_keyboard"][0]] == [yes, no]
+    h = await emu.press(owner, group.id, question.message_id, f"e:{game.id}::0")
+    await runner.settle()
+    assert h.answer.text == stays
+    assert (await Table(emu, runner, group, []).game()).status == "lobby"
