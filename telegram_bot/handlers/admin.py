@@ -13,7 +13,7 @@ from collections import OrderedDict
 from telegram import ChatMember
 from telegram.ext import ContextTypes
 
-__all__ = ["KEEP_SECONDS", "admin_known", "chat_admin"]
+__all__ = ["KEEP_SECONDS", "admin_known", "chat_admin", "learn_admins"]
 
 #: How long Telegram's word on someone's being a group's admin is trusted.
 KEEP_SECONDS = 300.0
@@ -25,10 +25,35 @@ def _kept(context: ContextTypes.DEFAULT_TYPE) -> OrderedDict[tuple[int, int], tu
     return context.application.bot_data.setdefault("admins_known", OrderedDict())
 
 
+def _lists(context: ContextTypes.DEFAULT_TYPE) -> OrderedDict[int, tuple[float, frozenset[int]]]:
+    """A group's admins, as Telegram listed them lately (per application)."""
+    return context.application.bot_data.setdefault("admin_lists", OrderedDict())
+
+
+async def learn_admins(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> None:
+    """Ask Telegram for a group's admins now (with a command that opens buttons:
+    /newgame, /cancel, /language), so that the presses on those buttons are answered
+    with their result at once."""
+    if chat_id > 0:
+        return
+    try:
+        members = await context.bot.get_chat_administrators(chat_id)
+    except Exception:
+        return  # asked per person, after answering, when it matters
+    lists = _lists(context)
+    lists[chat_id] = (time.monotonic(), frozenset(m.user.id for m in members))
+    lists.move_to_end(chat_id)
+    while len(lists) > _KEPT_AT_MOST:
+        lists.popitem(last=False)
+
+
 def admin_known(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool | None:
     """Whether the user is the chat's admin, if known without asking Telegram."""
     if chat_id > 0:
         return chat_id == user_id
+    listed = _lists(context).get(chat_id)
+    if listed is not None and time.monotonic() - listed[0] <= KEEP_SECONDS:
+        return user_id in listed[1]
     kept = _kept(context).get((chat_id, user_id))
     if kept is None or time.monotonic() - kept[0] > KEEP_SECONDS:
         return None

@@ -13,7 +13,7 @@ from telegram.ext import ContextTypes
 from core import Match
 from telegram_bot.chat import guide, render
 from telegram_bot.chat.i18n import N_, get_translator, language_from_telegram
-from telegram_bot.handlers.admin import chat_admin
+from telegram_bot.handlers.admin import chat_admin, learn_admins
 from telegram_bot.handlers.common import is_group, language_keyboard, reply, service, tr_for
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import exits
@@ -133,6 +133,8 @@ async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     error = await service(context).open_lobby(chat.id, chat.type, chat.title, update.effective_user)
     if error:
         await reply(update, error)
+        return
+    await learn_admins(context, chat.id)  # for the lobby's owner-or-admin buttons
 
 
 async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -168,8 +170,8 @@ async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     target = "c" if is_group(update) else "u"
     markup = language_keyboard(target)
     await reply(update, tr("Choose the language"), markup)
-    if target == "c":  # asked now, so that their press is answered with its result at once
-        await chat_admin(context, update.effective_chat.id, update.effective_user.id)
+    if target == "c":  # asked now, so that a press is answered with its result at once
+        await learn_admins(context, update.effective_chat.id)
 
 
 async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -264,6 +266,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply(update, tr(exits.ONLY_OWNER))
         return
     await svc.exits.ask_to_end(game, user.id)
+    await learn_admins(context, chat_id)  # for the question's Yes and No
 
 
 async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
