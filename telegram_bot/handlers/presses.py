@@ -243,7 +243,7 @@ async def _end_pressed(
     if user.id != game.owner_id and not await is_admin():
         if respond.done:  # answered before Telegram was asked: the question says it
             keep = exits.end_question_markup(game, gtr)
-            question = query.message.text if query.message is not None else ""
+            question = gtr(exits.ASK_CANCEL if lobby else exits.ASK_END)
             if query.message is not None:
                 respond.later(
                     lambda: query.edit_message_text(
@@ -338,12 +338,13 @@ async def _set_language(
         if not await _admin(context, respond, chat.id, user.id, tr):
             refused = tr("Only a group admin can change the group's language")
             if respond.done:  # answered before Telegram was asked: the picker says it
-                message = query.message
                 gtr = await svc.chat_tr(chat.id)
+                picker = gtr("Choose the language")
                 refused_here = gtr("Only a group admin can change the group's language")
                 respond.later(
                     lambda: query.edit_message_text(
-                        f"{message.text}\n\n{refused_here}", reply_markup=language_keyboard("c")
+                        f"{picker}\n\n{refused_here}",
+                        reply_markup=language_keyboard("c"),
                     )
                 )
             return Answer(refused, alert=True)
