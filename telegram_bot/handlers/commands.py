@@ -11,11 +11,17 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from core import Match
-from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import guide, render
 from telegram_bot.chat.i18n import N_, get_translator, isolate, language_from_telegram
-from telegram_bot.handlers.admin import chat_admin
-from telegram_bot.handlers.common import is_group, reply, service, thread_of, tr_for
+from telegram_bot.handlers.admin import chat_admin, learn_admins
+from telegram_bot.handlers.common import (
+    is_group,
+    language_keyboard,
+    reply,
+    service,
+    thread_of,
+    tr_for,
+)
 from telegram_bot.handlers.online import online_button
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import exits
@@ -137,6 +143,8 @@ async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     )
     if error:
         await reply(update, error)
+        return
+    await learn_admins(context, chat.id)  # for the lobby's owner-or-admin buttons
 
 
 async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -170,19 +178,10 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tr = await tr_for(update, context)
     target = "c" if is_group(update) else "u"
-    markup = InlineKeyboardMarkup(
-        [
-            [
-                InlineKeyboardButton(
-                    "فارسی", callback_data=cb.encode("g", "", None, f"{target}=fa")
-                ),
-                InlineKeyboardButton(
-                    "English", callback_data=cb.encode("g", "", None, f"{target}=en")
-                ),
-            ]
-        ]
-    )
+    markup = language_keyboard(target)
     await reply(update, tr("Choose the language"), markup)
+    if target == "c":  # asked now, so that a press is answered with its result at once
+        await learn_admins(context, update.effective_chat.id)
 
 
 async def score(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -279,6 +278,7 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply(update, tr(exits.ONLY_OWNER))
         return
     await svc.exits.ask_to_end(game, user.id)
+    await learn_admins(context, chat_id)  # for the question's Yes and No
 
 
 async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

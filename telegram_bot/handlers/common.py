@@ -3,15 +3,16 @@ translator to answer in."""
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatType, ParseMode
 from telegram.ext import ContextTypes
 
+from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat.i18n import Translator, get_translator, language_from_telegram
 from telegram_bot.platform.storage import repo
 from telegram_bot.service.games import GameService
 
-__all__ = ["is_group", "reply", "service", "thread_of", "tr_for", "user_tr"]
+__all__ = ["is_group", "language_keyboard", "reply", "service", "thread_of", "tr_for", "user_tr"]
 
 
 def service(context: ContextTypes.DEFAULT_TYPE) -> GameService:
@@ -53,3 +54,19 @@ async def user_tr(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Transla
             s, user.id, user.first_name, user.username, user.language_code
         )
     return get_translator(db_user.language or language_from_telegram(db_user.telegram_language))
+
+
+def language_keyboard(target: str) -> InlineKeyboardMarkup:
+    """The /language picker: for the group (``c``) or the person (``u``)."""
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    "فارسی", callback_data=cb.encode("g", "", None, f"{target}=fa")
+                ),
+                InlineKeyboardButton(
+                    "English", callback_data=cb.encode("g", "", None, f"{target}=en")
+                ),
+            ]
+        ]
+    )

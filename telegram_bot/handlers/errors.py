@@ -18,7 +18,7 @@ from telegram.ext import ContextTypes
 
 from telegram_bot.handlers.common import service
 
-__all__ = ["expected_api_error", "on_error"]
+__all__ = ["expected_api_error", "old_query", "on_error"]
 
 # The handlers' logger name from before they were split, so log filters still match.
 log = logging.getLogger("telegram_bot.handlers.commands")
@@ -52,6 +52,15 @@ def expected_api_error(error: BaseException | None) -> bool:
     return False
 
 
+def old_query(error: BaseException | None) -> bool:
+    """A press answered too late, or already (by a worker killed after answering it,
+    whose update another worker then got): expected after every kill, so one INFO line."""
+    message = str(error).lower()
+    return isinstance(error, BadRequest) and (
+        "query is too old" in message or "query id is invalid" in message
+    )
+
+
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     update_id = getattr(update, "update_id", "?")
     error = context.error
@@ -62,6 +71,9 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.info("update %s: chat is now the supergroup %s", update_id, error.new_chat_id)
         if chat is not None and chat.id != error.new_chat_id:
             await service(context).moves.migrate(chat.id, error.new_chat_id, chat.title)
+        return
+    if old_query(context.error):
+        log.info("update %s: an old press: %s", update_id, context.error)
         return
     if expected_api_error(context.error):
         log.warning(

@@ -15,10 +15,14 @@ from telegram.ext import ContextTypes
 from core import Match, Phase, PlayCard, parse_card
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import render
+from telegram_bot.chat.i18n import N_
 from telegram_bot.handlers.common import service, user_tr
 from telegram_bot.service.seats import seat_of
 
-__all__ = ["chosen_inline", "inline_query"]
+__all__ = ["PLAYED", "chosen_inline", "inline_query"]
+
+#: The group message of an inline play, in the group's language: it names no card.
+PLAYED = N_("🃏 A card was played")
 
 
 async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -36,15 +40,18 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         match = Match.from_json(game.state)
         seat = seat_of(game, match, query.from_user.id)
         if seat is not None and match.phase is Phase.PLAY and match.turn == seat:
+            # What the person's client posts in the group at once, before the bot has
+            # accepted the play: no card named (a play refused, the turn having passed
+            # meanwhile, would show a card still in hand). The table shows the card
+            # once the play is accepted.
+            posted = (await svc.chat_tr(game.chat_id))(PLAYED)
             for card in match.legal_cards(seat):
                 results.append(
                     InlineQueryResultArticle(
                         id=cb.encode("p", game.id, match.hand_no, card.ascii),
                         title=render.card_label(card),
                         description=tr("Play this card"),
-                        input_message_content=InputTextMessageContent(
-                            f"🃏 {render.card_label(card)}"
-                        ),
+                        input_message_content=InputTextMessageContent(posted),
                     )
                 )
         elif seat is not None and match.turn is not None and match.turn != seat:

@@ -38,7 +38,7 @@ from telegram_bot.service.seats import human_seat, seat_of
 from telegram_bot.service.shared import Shared
 from telegram_bot.service.views import Views
 
-__all__ = ["REASONS", "Exits", "is_abandoned"]
+__all__ = ["REASONS", "Exits", "end_question_markup", "is_abandoned"]
 
 ENDED_HEAD = N_("<b>Hokm</b> · the match ended early")
 ENDED_BY = N_("{name} ended the match. It does not count for anyone.")
@@ -63,6 +63,12 @@ NO_KEEP = N_("No, keep playing")
 GOES_ON = N_("The match goes on.")
 WAS_ENDED = N_("The match was ended.")
 ONLY_OWNER = N_("Only the player who opened the game or a group admin can do that")
+#: The same question for a lobby: nothing has been played, so nothing to count.
+ASK_CANCEL = N_("Cancel this game?")
+YES_CANCEL = N_("Yes, cancel the game")
+NO_CANCEL = N_("No, keep it open")
+STAYS_OPEN = N_("The game stays open.")
+WAS_CANCELLED = N_("The game was cancelled.")
 
 #: Why a game ended without a winner.
 REASONS = ("ended", "idle", "left", "quit", "topic")
@@ -213,22 +219,11 @@ class Exits:
     async def ask_to_end(self, game: Game, user_id: int) -> None:
         """Post, in the game's chat, the question whether to end it, with Yes and No."""
         gtr = await self._shared.translators.chat(game.chat_id)
-        markup = InlineKeyboardMarkup(
-            [
-                [
-                    InlineKeyboardButton(
-                        gtr(YES_END), callback_data=cb.encode("e", game.id, None, "1")
-                    ),
-                    InlineKeyboardButton(
-                        gtr(NO_KEEP), callback_data=cb.encode("e", game.id, None, "0")
-                    ),
-                ]
-            ]
-        )
+        lobby = game.status == LOBBY  # not started: cancelled, not ended
+        markup = end_question_markup(game, gtr)
+        question = gtr(ASK_CANCEL if lobby else ASK_END)
         async with self._shared.outbox.transaction() as s:
-            await self._shared.outbox.send(
-                s, game.chat_id, gtr(ASK_END), markup, thread=game.thread_id
-            )
+            await self._shared.outbox.send(s, game.chat_id, question, markup, thread=game.thread_id)
 
     async def quit_solo(self, user: Any) -> Answer:
         """/quit: end the user's solo /play match (its table is their private chat)."""
@@ -396,6 +391,25 @@ def _rated(game: Game) -> bool:
 def _free_seats(game: Game) -> list[int]:
     """Seats (by lobby index) a person may take over: computers and away players."""
     return [i for i, x in enumerate(game.seats) if x.get("bot") or x.get("away")]
+
+
+def end_question_markup(game: Game, gtr: Translator) -> InlineKeyboardMarkup:
+    """Yes and No under "End this match?" (or, for a lobby, "Cancel this game?")."""
+    lobby = game.status == LOBBY
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    gtr(YES_CANCEL if lobby else YES_END),
+                    callback_data=cb.encode("e", game.id, None, "1"),
+                ),
+                InlineKeyboardButton(
+                    gtr(NO_CANCEL if lobby else NO_KEEP),
+                    callback_data=cb.encode("e", game.id, None, "0"),
+                ),
+            ]
+        ]
+    )
 
 
 async def _yes() -> bool:

@@ -45,6 +45,10 @@ ERROR_TEXTS = {
 }
 
 
+#: "I'm back" (or /back) from a player whose seat nobody plays for them.
+NOT_AWAY = N_("You were not away: your seat is still yours.")
+
+
 class Table:
     """A person's moves on a running match: a press, being away and back."""
 
@@ -137,6 +141,8 @@ class Table:
                     return loaded
                 game, match, seat = loaded
                 info = game.seats[match.order[seat]]
+                if not away and not (info.get("away") or info.get("timed_out")):
+                    return Answer(tr(NOT_AWAY))  # nothing to come back from
                 info["away"] = away
                 info["timeouts"] = 0
                 info.pop("timed_out", None)

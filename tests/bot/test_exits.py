@@ -29,6 +29,7 @@ TEXTS = {
         "no": "نه، ادامه می‌دهیم",
         "goes_on": "بازی ادامه دارد.",
         "only": "فقط کسی که بازی را باز کرده یا مدیر گروه می‌تواند این کار را بکند",
+        "checking": "یک لحظه: از تلگرام می‌پرسم که آیا شما مدیر گروه هستید…",
         "ended_by": "{name} بازی را تمام کرد. این بازی برای هیچ‌کس حساب نمی‌شود.",
         "head": "بازی حکم · زودتر از موعد تمام شد",
         "open": "در این گروه یک بازی باز است: آن را تا آخر بازی کنید یا با \u200e/cancel\u200e "
@@ -55,6 +56,7 @@ TEXTS = {
         "no": "No, keep playing",
         "goes_on": "The match goes on.",
         "only": "Only the player who opened the game or a group admin can do that",
+        "checking": "One moment: asking Telegram whether you are a group admin…",
         "ended_by": "{name} ended the match. It does not count for anyone.",
         "head": "Hokm · the match ended early",
         "open": "A game is already open in this group: play it out, or end it with /cancel.",
@@ -150,6 +152,17 @@ async def test_cancel_is_confirmed_restart_safe_and_not_counted(emu, db_url, lan
         await runner.stop()
         runner = BotRunner(emu, db_url)
         await runner.start()
+        # Not known to this process as an admin or not: answered at once, then the
+        # question says why not (its buttons kept); known from then on, the refusal
+        # is the answer itself.
+        h = await emu.press(people[1], group.id, prompt.message_id, yes)
+        await runner.settle()
+        assert h.answer.text == t["checking"] and not h.answer.show_alert
+        assert emu.message(group.id, prompt.message_id).text == f"{t['ask']}\n\n{t['only']}"
+        assert [b["text"] for b in buttons(emu.message(group.id, prompt.message_id))] == [
+            t["yes"],
+            t["no"],
+        ]
         h = await emu.press(people[1], group.id, prompt.message_id, yes)
         await runner.settle()
         assert h.answer.show_alert and h.answer.text == t["only"]

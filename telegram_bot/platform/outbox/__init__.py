@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from telegram import Bot
@@ -53,6 +54,7 @@ from telegram_bot.platform.chatlocks import ChatLocks
 from telegram_bot.platform.outbox.cleanup import Cleanup
 from telegram_bot.platform.outbox.deciding import Deciding
 from telegram_bot.platform.outbox.draining import Draining
+from telegram_bot.platform.outbox.holding import Hold, holding
 from telegram_bot.platform.outbox.rows import _CALLS_AT_ONCE, _Batch, _Lru, _Row
 from telegram_bot.platform.storage import pgdirect
 
@@ -63,6 +65,11 @@ class Outbox(Deciding, Draining, Cleanup):
     """See the module's documentation. With ``shared`` (several processes on one
     PostgreSQL database) one process at a time drains a chat, under the chat's
     advisory lock, and what each message shows is kept in the database."""
+
+    def hold_kicks(self) -> AbstractContextManager[Hold]:
+        """Hold the drains this context starts until the hold is released (a press's
+        answer goes first: see :mod:`.holding`)."""
+        return holding(self._start_drain)
 
     def __init__(
         self, bot: Bot, sessions: async_sessionmaker[AsyncSession], *, shared: bool = False

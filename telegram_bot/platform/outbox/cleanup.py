@@ -22,6 +22,21 @@ from telegram_bot.platform.storage import pgdirect, repo
 
 log = logging.getLogger("telegram_bot.platform.outbox")
 
+#: The order in which a transaction that writes several of these tables locks their
+#: rows: a move (``Outbox.transaction``) locks its game's row, then deletes the
+#: edits it replaces and inserts its rows; a cleanup binds slots (the games' rows,
+#: in game order), then deletes the rows carried out, then writes what messages show.
+#: (The one-statement flush on asyncpg, ``WITH gone AS (DELETE …) UPDATE games …``,
+#: runs its main UPDATE first: PostgreSQL runs a data-modifying WITH that the main
+#: query does not read after the main query.)
+LOCK_ORDER = ("games", "outbox", "shown_messages")
+
+
+def bind_order(binds: list[tuple[int, str, int | None]]) -> list[tuple[int, str, int | None]]:
+    """The binds in the order their games' rows are locked: by game, then slot (two
+    cleanups binding slots of the same two games lock them in one order)."""
+    return sorted(binds, key=lambda b: (repo.slot_game_id(b[1]), b[1]))
+
 
 class Cleanup:
     """Outbox's writes after calls (mixed into :class:`Outbox`)."""
@@ -55,10 +70,14 @@ class Cleanup:
                 await pgdirect.execute_alone(self._asyncpg, *_pg_flush(finished + earlier, binds))
             else:
                 async with self.sessions.begin() as s:
+                    # The lock order of every transaction that writes both: the games'
+                    # rows first (a move locks its game, then deletes the edits it
+                    # replaces), then the outbox's. Deleting first deadlocked against
+                    # a move (see LOCK_ORDER).
+                    for _row_id, slot, message_id in bind_order(binds):
+                        await repo.bind_slot(s, slot, message_id)
                     if finished or earlier:
                         await _delete_ids(s, finished + earlier)
-                    for _row_id, slot, message_id in binds:
-                        await repo.bind_slot(s, slot, message_id)
                     await self._remember_shown(s, shown)
         except BaseException:
             if not self.shared:  # what was only deleted is deleted later; a bind is not

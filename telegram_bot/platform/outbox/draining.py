@@ -20,6 +20,7 @@ from telegram.error import (
 )
 
 from telegram_bot.platform.callslots import CALL_SLOTS
+from telegram_bot.platform.outbox.holding import current_hold
 from telegram_bot.platform.outbox.rows import (
     _BATCH,
     _MAX_UNEXPECTED,
@@ -45,6 +46,14 @@ class Draining:
 
     def kick(self, chat_id: int) -> None:
         """Make sure the chat's waiting rows are being carried out."""
+        if self._closing:
+            return
+        hold = current_hold()
+        if hold is not None and hold.note(chat_id):
+            return  # a press is being answered first (see holding)
+        self._start_drain(chat_id)
+
+    def _start_drain(self, chat_id: int) -> None:
         if self._closing:
             return
         task = self._drains.get(chat_id)
