@@ -25,6 +25,10 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("HOKM_HAND_PAUSE", "seconds of pause after a hand (default 2)"),
     ("HOKM_THINK_SECONDS", "hard computer's thinking budget per move (default 1)"),
     ("HOKM_THINK_PROCESSES", "processes for its search (default one per core; 0: a thread)"),
+    ("HOKM_WEBAPP_URL", "the Mini App's public https URL (unset: no Mini App)"),
+    ("HOKM_WEBAPP_PORT", "the port the single process serves it on (default 8080)"),
+    ("HOKM_WEBAPP_LISTEN", "the address it listens on (default 0.0.0.0)"),
+    ("HOKM_WEBAPP_SHORT_NAME", "its short name from @BotFather's /newapp: a link in groups"),
     ("HOKM_HTTP", "Bot API client: lean (default) or httpx"),
     ("HOKM_SQLITE_THREADS", "1: SQLite calls in aiosqlite's threads"),
     ("HOKM_RATE_LIMIT", "0: no client-side pacing of Bot API calls"),
@@ -86,6 +90,12 @@ class Settings:
     shared: bool = False
     #: The Bot API client: "aiohttp", "lean" or "httpx" (telegram_bot.platform.http.KINDS).
     http: str = "lean"
+    #: The Mini App: its public https URL (None: no Mini App), where this process
+    #: serves it, and its short name from BotFather's /newapp (the group's link).
+    webapp_url: str | None = None
+    webapp_listen: str = "0.0.0.0"
+    webapp_port: int = 8080
+    webapp_short_name: str | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -110,6 +120,10 @@ class Settings:
             sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
             shared=env.get("HOKM_SHARED", "0") == "1",
             http=env.get("HOKM_HTTP", "lean").strip().lower() or "lean",
+            webapp_url=env.get("HOKM_WEBAPP_URL", "").strip() or None,
+            webapp_listen=env.get("HOKM_WEBAPP_LISTEN", "0.0.0.0"),
+            webapp_port=int(env.get("HOKM_WEBAPP_PORT", "8080")),
+            webapp_short_name=env.get("HOKM_WEBAPP_SHORT_NAME", "").strip() or None,
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

@@ -19,3 +19,9 @@ class ServiceConfig:
     #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
     #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
     deal_seed: int | None = None
+    #: The Mini App's public https URL (HOKM_WEBAPP_URL): each hand message gets an
+    #: "Open the table" button; None: no Mini App, the chat only.
+    webapp_url: str | None = None
+    #: The Mini App's short name from BotFather's /newapp (HOKM_WEBAPP_SHORT_NAME): the
+    #: group's table message gets a t.me/<bot>/<app>?startapp=<game> link.
+    webapp_short_name: str | None = None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telegram_bot.platform.live import LiveBus, Watchers
 from telegram_bot.platform.locks import KeyedLocks
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
@@ -57,6 +58,8 @@ class GameService:
         outbox: Outbox,
         config: ServiceConfig | None = None,
         thinkers: Thinkers | None = None,
+        live: LiveBus | None = None,
+        watchers: Watchers | None = None,
     ) -> None:
         self.sessions = sessions
         self.outbox = outbox
@@ -66,7 +69,15 @@ class GameService:
         self.locks = KeyedLocks()
         self.background = Background()
         self._shared = shared = Shared(
-            sessions, outbox, self.config, self.locks, self.background, self.translators, thinkers
+            sessions,
+            outbox,
+            self.config,
+            self.locks,
+            self.background,
+            self.translators,
+            thinkers,
+            live,
+            watchers,
         )
         #: Several workers on PostgreSQL: this one's number and liveness lock (see
         #: telegram_bot.service.clock); None for one process.
@@ -75,7 +86,7 @@ class GameService:
         if outbox.shared and engine is not None and engine.dialect.name == "postgresql":
             self.liveness = Liveness(engine)
         self._progress = progress = Progress()
-        self.views = Views(outbox, self.translators)
+        self.views = Views(outbox, self.translators, self.config, watchers)
         self.clock = Clock(shared, views=self.views, progress=progress, liveness=self.liveness)
         self.lobby = Lobby(shared, views=self.views, clock=self.clock)
         self.table = Table(shared, views=self.views, clock=self.clock, progress=progress)
@@ -91,6 +102,8 @@ class GameService:
         self.open_lobby = self.lobby.open
         self.lobby_action = self.lobby.action
         self.act = self.table.act
+        #: The Mini App's move (raises :class:`~.answer.Refused`).
+        self.web_act = self.table.play
         self.set_away = self.table.set_away
         self.show_selection = self.views.show_selection
         self.player_returns = self.recovery.player_returns

@@ -78,7 +78,7 @@ async def ping(
         gtr = await translators.chat(game.chat_id, s)
         mention = f'<a href="tg://user?id={uid}">{escape(info.get("name") or "?")}</a>'
         text = render.table_text(game, match, gtr) + "\n\n" + gtr(GROUP_PING).format(name=mention)
-        await views.repost_table(s, game, text, render.table_keyboard(game, match, gtr))
+        await views.repost_table(s, game, text, views.table_keyboard(game, match, gtr))
     else:
         tr = await translators.user(uid, s)
         await views.post_hand_again(s, game, match, seat, uid, tr(PRIVATE_PING))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telegram_bot.platform.live import LiveBus, Watchers
 from telegram_bot.platform.locks import KeyedLocks
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.thinking import Thinkers
@@ -29,3 +30,7 @@ class Shared:
     translators: Translators
     #: Where searching computer players think (None: in a thread of this process).
     thinkers: Thinkers | None = None
+    #: Where committed moves are published for open pages (the Mini App); None: nowhere.
+    live: LiveBus | None = None
+    #: Who has a game's page open in this process (fewer chat messages to such a table).
+    watchers: Watchers | None = None
