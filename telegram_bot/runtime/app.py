@@ -18,7 +18,7 @@ from telegram_bot import handlers
 from telegram_bot.chat import guide
 from telegram_bot.chat.i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from telegram_bot.platform.http import make_request
-from telegram_bot.platform.live import LocalBus, Watchers
+from telegram_bot.platform.live import LocalBus, PgBus, Watchers
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.ratelimit import PacingRateLimiter, SharedRateLimiter
 from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
@@ -105,9 +105,15 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         # The Mini App (HOKM_WEBAPP_URL), served by the single process: moves published
         # on its bus, its open pages known to the service. A cluster's workers only
         # NOTIFY their moves in PostgreSQL; the ingress serves the page.
-        serving = bool(settings.webapp_url) and not settings.shared
-        bus = LocalBus() if serving else None
-        watchers = Watchers() if serving else None
+        # (app.bot_data["serve_webapp"]: the ingress, which serves it with a PgBus.)
+        serving = bool(settings.webapp_url) and (
+            not settings.shared or bool(app.bot_data.get("serve_webapp"))
+        )
+        bus: LocalBus | PgBus | None = None
+        if serving:
+            bus = PgBus(settings.database_url) if settings.shared else LocalBus()
+            await bus.start()
+        watchers = Watchers() if serving and not settings.shared else None
         service = GameService(
             sessions,
             Outbox(app.bot, sessions, shared=settings.shared),
@@ -126,6 +132,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         )
         app.bot_data["service"] = service
         if bus is not None:
+            app.bot_data["live_bus"] = bus
             app.bot_data["webapp"] = await serve(settings, sessions, service, bus, watchers)
         await set_command_menus(app.bot)
         resumed = await service.resume_all()
@@ -139,6 +146,9 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         webapp = app.bot_data.pop("webapp", None)
         if webapp is not None:
             await webapp.cleanup()
+        bus = app.bot_data.pop("live_bus", None)
+        if bus is not None:
+            await bus.close()
         sweeper: Sweeper | None = app.bot_data.get("sweeper")
         if sweeper is not None:
             await sweeper.stop()

@@ -23,6 +23,7 @@ import pytest
 from core import Match, Phase, PlayCard
 from core.actions import action_to_dict
 from core.cards import cards_in
+from telegram_bot.platform.live import PgBus
 from telegram_bot.platform.storage import repo
 from testkit.emulator import BotApiEmulator
 from testkit.simulation import TOKEN, BotRunner, Table, buttons
@@ -255,6 +256,29 @@ async def test_without_pages_the_chat_is_as_before(emu, served) -> None:
     assert cards >= 6
     print("calls per card without pages", calls, cards)
     assert calls / cards > 1.5, (calls, cards)  # the table and the hands, every card
+
+
+async def test_moves_cross_processes_by_notify(emu, tmp_path) -> None:
+    """On PostgreSQL every stored move, a chat press too, is NOTIFYed in its
+    transaction: another process's bus (the cluster's ingress) hears it."""
+    async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
+        runner = BotRunner(emu, url)  # no Mini App here: the page is another process's
+        await runner.start()
+        bus = PgBus(url)
+        try:
+            await bus.start()
+            table, game = await _started_table(emu, runner)
+            match = Match.from_json(game.state)
+            users = _seat_users(game, match)
+            async with bus.subscribe(game.id) as sub:
+                await table.step({users[match.turn]: lambda view: view.legal[0]})
+                moved = await asyncio.wait_for(sub.next(), 60)  # a guard against a hang
+            stored = await table.game()
+            assert moved == stored.move == game.move + 1
+            assert bus.received >= 1
+        finally:
+            await bus.close()
+            await runner.stop()
 
 
 # ------------------------------------------------------------------------ browser
