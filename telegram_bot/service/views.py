@@ -102,7 +102,8 @@ class Views:
         keyboard = self.table_keyboard(game, match, gtr)
         # Everyone follows the table on the page: the chat follows more slowly. The
         # group's table once a trick, the hands when a trick starts (its leader's)
-        # and for everything but a card (the deal, the trump call, the hand's end).
+        # and for everything but a card (the deal, the trump call, the hand's end),
+        # edited in place (the trump call posts no new hand messages).
         quiet = bool(events) and self._all_watching(game)
         cards_only = all(isinstance(e, CardPlayed | TrickWon) for e in events)
         trick_won = any(isinstance(e, TrickWon) for e in events)
@@ -117,7 +118,8 @@ class Views:
                 await self._outbox.send(s, game.chat_id, render.match_result_text(game, match, gtr))
         if repost:  # below the hand result
             await reposts.repost(self._outbox, s, game, table, keyboard)
-        await self._after_trump_call(s, game, match, events)
+        if not quiet:  # the pages show the trump call: no new, notifying hand messages
+            await self._after_trump_call(s, game, match, events)
         # A card played by someone else edits only the hand of the player now on turn:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).

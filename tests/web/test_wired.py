@@ -198,9 +198,9 @@ async def test_a_whole_match_through_the_service_with_every_page_open(emu, serve
                 assert r.status == 200, await r.text()
                 answer = (await r.json())["view"]
             await runner.settle()
-            if isinstance(action, PlayCard):
-                cards += 1
-                calls += emu.count_calls(CHAT_METHODS, since=mark)
+            # Every move's calls (the trump call's, the hand result's too), per card.
+            calls += emu.count_calls(CHAT_METHODS, since=mark)
+            cards += isinstance(action, PlayCard)
             game = await table.game()
             if answer["move"] == game.move:  # nothing moved since (no computer seats)
                 _assert_nothing_hidden(Match.from_json(game.state), seat, answer)
