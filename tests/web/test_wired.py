@@ -281,6 +281,52 @@ async def test_moves_cross_processes_by_notify(emu, tmp_path) -> None:
             await runner.stop()
 
 
+async def test_the_cluster_ingress_serves_the_page(tmp_path) -> None:
+    """With HOKM_WEBAPP_URL the cluster's ingress serves the Mini App (its API reads
+    the shared database); stopping the ingress stops it."""
+    from telegram_bot.runtime.cluster import run_ingress
+    from telegram_bot.runtime.config import Settings
+
+    async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
+        async with BotApiEmulator(token=TOKEN, bot_username="HokmIngressBot") as emu:
+            web_port = _free_port()
+            settings = Settings(
+                token=TOKEN,
+                database_url=url,
+                api_url=emu.base_url,
+                webhook_url="http://127.0.0.1:1",
+                webhook_listen="127.0.0.1",
+                webhook_port=_free_port(),
+                rate_limit=False,
+                sweep_seconds=0.0,
+                webapp_url=WEBAPP_URL,
+                webapp_listen="127.0.0.1",
+                webapp_port=web_port,
+            )
+            stop = asyncio.Event()
+            ingress = asyncio.create_task(run_ingress(settings, stop))
+            base = f"http://127.0.0.1:{web_port}"
+            async with aiohttp.ClientSession() as http:
+                while True:  # until the page is served (or the ingress failed)
+                    assert not ingress.done(), ingress.exception()
+                    try:
+                        async with http.get(f"{base}/") as r:
+                            if r.status == 200:
+                                break
+                    except aiohttp.ClientConnectionError:
+                        pass
+                    await asyncio.sleep(0.05)
+                async with http.get(f"{base}/api/game/nosuch", headers=_auth(7)) as r:
+                    assert r.status == 404 and (await r.json())["error"] == "no_such_game"
+                async with http.get(f"{base}/api/game/nosuch") as r:
+                    assert r.status == 401
+            stop.set()
+            await ingress
+            async with aiohttp.ClientSession() as http:
+                with pytest.raises(aiohttp.ClientConnectionError):
+                    await http.get(f"{base}/")
+
+
 # ------------------------------------------------------------------------ browser
 
 try:
