@@ -29,7 +29,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from core import Action, Event, HandEnded, Match, MatchEnded
 from core.players import make_player
-from telegram_bot.platform import live
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game, utcnow
 from telegram_bot.platform.thinking import POOLED_LEVELS
@@ -197,7 +196,7 @@ class Clock:
         and announce the move to open pages once it commits (every move, whoever made
         it: a press, the page, inline mode, a computer, a timer, comes through here)."""
         await record.commit(s, game, match, events, self.arm)
-        await live.announce(s, self._shared.live, game.id, game.move)
+        await self._shared.announce(s, game.id, game.move)
 
     async def _advance(
         self, game_id: str, move: int, delay: float | None = None, dead: int | None = None

@@ -28,7 +28,6 @@ from core import Match
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator
-from telegram_bot.platform import live
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import CANCELLED, LOBBY, PLAYING, Game
 from telegram_bot.service.answer import Answer
@@ -139,7 +138,7 @@ class Exits:
         game.due_at = None
         game.move += 1
         await repo.save_game(s, game, expected)
-        await live.announce(s, self._shared.live, game.id, game.move)
+        await self._shared.announce(s, game.id, game.move)
         gtr = await self._shared.translators.chat(game.chat_id, s)
         why = _reason_text(gtr, reason, name, hours, started)
         if not started:
@@ -232,7 +231,7 @@ class Exits:
         game.move += 1
         self._clock.arm(game, match)
         await repo.save_game(s, game, expected)
-        await live.announce(s, self._shared.live, game.id, game.move)
+        await self._shared.announce(s, game.id, game.move)
 
     async def leave(self, user: Any) -> Answer:
         """/leave: a computer player takes the user's seat in their running match."""

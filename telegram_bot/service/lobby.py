@@ -12,7 +12,6 @@ from typing import Any
 from core import HakemRule, Match, Variant, parse_card
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator, get_translator, language_from_telegram
-from telegram_bot.platform import live
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
 from telegram_bot.service import pings
@@ -230,7 +229,7 @@ class Lobby:
         game.move += 1
         self._clock.arm(game, match)
         await repo.save_game(s, game, expected)
-        await live.announce(s, self._shared.live, game.id, game.move)
+        await self._shared.announce(s, game.id, game.move)
         # Every person's hand, dealt in the same transaction as the start: a crash
         # right after it still delivers them.
         for seat in range(match.n):

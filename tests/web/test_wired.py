@@ -260,9 +260,11 @@ async def test_without_pages_the_chat_is_as_before(emu, served) -> None:
 
 async def test_moves_cross_processes_by_notify(emu, tmp_path) -> None:
     """On PostgreSQL every stored move, a chat press too, is NOTIFYed in its
-    transaction: another process's bus (the cluster's ingress) hears it."""
+    transaction by a worker: another process's bus (the cluster's ingress) hears it.
+    (Without a Mini App configured, nothing is sent: the bot is as it was.)"""
     async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
-        runner = BotRunner(emu, url)  # no Mini App here: the page is another process's
+        # A cluster's worker: the Mini App configured, served by another process.
+        runner = BotRunner(emu, url, shared=True, webapp_url=WEBAPP_URL)
         await runner.start()
         bus = PgBus(url)
         try:
