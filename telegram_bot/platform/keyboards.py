@@ -15,16 +15,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 
 #: A button's fields: "text" and one of callback_data, url, switch_inline_query,
-#: switch_inline_query_current_chat (strings).
-Button = dict[str, str]
+#: switch_inline_query_current_chat (strings), or web_app (``{"url": ...}``).
+Button = dict[str, Any]
 
 
 def button(text: str, callback_data: str) -> Button:
     """A button that sends ``callback_data`` when pressed."""
     return {"text": text, "callback_data": callback_data}
+
+
+def web_app_button(text: str, url: str) -> Button:
+    """A button that opens the Mini App at ``url`` (private chats only)."""
+    return {"text": text, "web_app": {"url": url}}
+
+
+def _button(fields: Button) -> InlineKeyboardButton:
+    web_app = fields.get("web_app")
+    if web_app is not None:
+        return InlineKeyboardButton(fields["text"], web_app=WebAppInfo(web_app["url"]))
+    return InlineKeyboardButton(**fields)
 
 
 class PlainKeyboard:
@@ -39,9 +51,7 @@ class PlainKeyboard:
         return json.dumps({"inline_keyboard": self.rows}, ensure_ascii=False, sort_keys=True)
 
     def to_markup(self) -> InlineKeyboardMarkup:
-        return InlineKeyboardMarkup(
-            [[InlineKeyboardButton(**fields) for fields in row] for row in self.rows]
-        )
+        return InlineKeyboardMarkup([[_button(fields) for fields in row] for row in self.rows])
 
     @property
     def inline_keyboard(self) -> tuple[tuple[InlineKeyboardButton, ...], ...]:

@@ -24,10 +24,20 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-__all__ = ["CHANNEL", "LiveBus", "LocalBus", "PgBus", "Subscription", "notify", "parse_notice"]
+__all__ = [
+    "CHANNEL",
+    "LiveBus",
+    "LocalBus",
+    "PgBus",
+    "Subscription",
+    "Watchers",
+    "announce",
+    "notify",
+    "parse_notice",
+]
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +156,65 @@ async def notify(session: AsyncSession, game_id: str, move: int) -> None:
     if session.get_bind().dialect.name != "postgresql":
         return
     await session.execute(select(func.pg_notify(CHANNEL, f"{game_id}:{int(move)}")))
+
+
+async def announce(session: AsyncSession, bus: LiveBus | None, game_id: str, move: int) -> None:
+    """A move of ``game_id`` stored in ``session``'s open transaction: :func:`notify`
+    the other processes in it, and publish on ``bus`` (this process's listeners) once
+    the transaction has committed; nothing if it rolls back."""
+    await notify(session, game_id, move)
+    if bus is None:
+        return
+    sync = session.sync_session
+    pending: dict[str, int] | None = sync.info.get("live_moves")
+    if pending is None:
+        pending = sync.info["live_moves"] = {}
+
+        def committed(_session: Any) -> None:
+            moves = dict(pending)
+            pending.clear()
+            for gid, m in moves.items():
+                bus.publish(gid, m)
+
+        def rolled_back(_session: Any) -> None:
+            pending.clear()
+
+        event.listen(sync, "after_commit", committed)
+        event.listen(sync, "after_soft_rollback", rolled_back)
+    pending[game_id] = max(move, pending.get(game_id, -1))
+
+
+class Watchers:
+    """Who has a game's page open in this process: an open event stream per (game,
+    user), counted (a user may have two tabs). The web app opens and closes them; the
+    service asks :meth:`all_watching` to send fewer chat messages to such a table.
+    One process's memory: with several processes the workers never see the
+    ingress's streams, and so send every chat message as before."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, dict[int, int]] = {}
+
+    def opened(self, game_id: str, user_id: int) -> None:
+        users = self._open.setdefault(game_id, {})
+        users[user_id] = users.get(user_id, 0) + 1
+
+    def closed(self, game_id: str, user_id: int) -> None:
+        users = self._open.get(game_id)
+        if not users or user_id not in users:
+            return
+        users[user_id] -= 1
+        if users[user_id] <= 0:
+            del users[user_id]
+        if not users:
+            del self._open[game_id]
+
+    def watching(self, game_id: str) -> set[int]:
+        return set(self._open.get(game_id, ()))
+
+    def all_watching(self, game_id: str, user_ids: list[int]) -> bool:
+        """True when every one of ``user_ids`` (a table's people) has the page open."""
+        users = self._open.get(game_id)
+        return bool(user_ids) and users is not None and all(u in users for u in user_ids)
 
 
 def parse_notice(payload: str) -> tuple[str, int] | None:

@@ -18,6 +18,7 @@ from telegram_bot import handlers
 from telegram_bot.chat import guide
 from telegram_bot.chat.i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from telegram_bot.platform.http import make_request
+from telegram_bot.platform.live import LocalBus, PgBus, Watchers
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.ratelimit import PacingRateLimiter, SharedRateLimiter
 from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
@@ -25,6 +26,7 @@ from telegram_bot.platform.thinking import Thinkers
 from telegram_bot.runtime.config import Settings
 from telegram_bot.runtime.startup import EXIT_USAGE, guarded, require_token
 from telegram_bot.runtime.updates import TrackingUpdateProcessor
+from telegram_bot.runtime.webapp import serve
 from telegram_bot.service.config import ServiceConfig
 from telegram_bot.service.games import GameService
 from telegram_bot.service.sweeper import Sweeper
@@ -100,6 +102,18 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         engine = create_engine(settings.database_url)
         app.bot_data["engine"] = engine
         sessions = session_factory(engine)
+        # The Mini App (HOKM_WEBAPP_URL), served by the single process: moves published
+        # on its bus, its open pages known to the service. A cluster's workers only
+        # NOTIFY their moves in PostgreSQL; the ingress serves the page.
+        # (app.bot_data["serve_webapp"]: the ingress, which serves it with a PgBus.)
+        serving = bool(settings.webapp_url) and (
+            not settings.shared or bool(app.bot_data.get("serve_webapp"))
+        )
+        bus: LocalBus | PgBus | None = None
+        if serving:
+            bus = PgBus(settings.database_url) if settings.shared else LocalBus()
+            await bus.start()
+        watchers = Watchers() if serving and not settings.shared else None
         service = GameService(
             sessions,
             Outbox(app.bot, sessions, shared=settings.shared),
@@ -111,10 +125,17 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
                 deal_seed=settings.deal_seed,
                 online_wait=settings.online_wait,
                 online_interval=settings.online_interval,
+                webapp_url=settings.webapp_url,
+                webapp_short_name=settings.webapp_short_name,
             ),
             thinkers=Thinkers(settings.think_processes),
+            live=bus,
+            watchers=watchers,
         )
         app.bot_data["service"] = service
+        if bus is not None:
+            app.bot_data["live_bus"] = bus
+            app.bot_data["webapp"] = await serve(settings, sessions, service, bus, watchers)
         await set_command_menus(app.bot)
         resumed = await service.resume_all()
         service.start_clock()
@@ -125,6 +146,12 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         service.online.start()
 
     async def post_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        webapp = app.bot_data.pop("webapp", None)
+        if webapp is not None:
+            await webapp.cleanup()
+        bus = app.bot_data.pop("live_bus", None)
+        if bus is not None:
+            await bus.close()
         sweeper: Sweeper | None = app.bot_data.get("sweeper")
         if sweeper is not None:
             await sweeper.stop()

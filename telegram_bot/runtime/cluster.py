@@ -135,9 +135,20 @@ async def run_ingress(settings: Settings, stop: asyncio.Event) -> None:
             allowed_updates=Update.ALL_TYPES,
         )
     log.info("ingress listening on %s:%s", settings.webhook_listen, settings.webhook_port)
+    # The Mini App (HOKM_WEBAPP_URL): served here, by a game service that takes no
+    # updates (the workers do) but plays the pages' moves through the same path, and
+    # follows every worker's moves by PostgreSQL's LISTEN/NOTIFY (a PgBus).
+    web_app = None
+    if settings.webapp_url:
+        web_app = build_application(dataclasses.replace(settings, database_url=url, shared=True))
+        web_app.bot_data["serve_webapp"] = True
+        await open_application(web_app)
+        await web_app.start()
     try:
         await stop.wait()
     finally:
+        if web_app is not None:
+            await close_application(web_app)
         await runner.cleanup()
         await engine.dispose()
 

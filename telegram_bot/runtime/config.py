@@ -25,6 +25,10 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("HOKM_HAND_PAUSE", "seconds of pause after a hand (default 2)"),
     ("HOKM_THINK_SECONDS", "hard computer's thinking budget per move (default 1)"),
     ("HOKM_THINK_PROCESSES", "processes for its search (default one per core; 0: a thread)"),
+    ("HOKM_WEBAPP_URL", "the Mini App's public https URL (unset: no Mini App)"),
+    ("HOKM_WEBAPP_PORT", "the port the single process serves it on (default 8080)"),
+    ("HOKM_WEBAPP_LISTEN", "the address it listens on (default 0.0.0.0)"),
+    ("HOKM_WEBAPP_SHORT_NAME", "its short name from @BotFather's /newapp: a link in groups"),
     ("HOKM_HTTP", "Bot API client: lean (default) or httpx"),
     ("HOKM_SQLITE_THREADS", "1: SQLite calls in aiosqlite's threads"),
     ("HOKM_RATE_LIMIT", "0: no client-side pacing of Bot API calls"),
@@ -90,6 +94,12 @@ class Settings:
     #: (HOKM_ONLINE_WAIT), and between matching passes (HOKM_ONLINE_INTERVAL; 0: none).
     online_wait: float = 60.0
     online_interval: float = 1.0
+    #: The Mini App: its public https URL (None: no Mini App), where this process
+    #: serves it, and its short name from BotFather's /newapp (the group's link).
+    webapp_url: str | None = None
+    webapp_listen: str = "0.0.0.0"
+    webapp_port: int = 8080
+    webapp_short_name: str | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -116,6 +126,10 @@ class Settings:
             http=env.get("HOKM_HTTP", "lean").strip().lower() or "lean",
             online_wait=float(env.get("HOKM_ONLINE_WAIT", "60")),
             online_interval=float(env.get("HOKM_ONLINE_INTERVAL", "1")),
+            webapp_url=env.get("HOKM_WEBAPP_URL", "").strip() or None,
+            webapp_listen=env.get("HOKM_WEBAPP_LISTEN", "0.0.0.0"),
+            webapp_port=int(env.get("HOKM_WEBAPP_PORT", "8080")),
+            webapp_short_name=env.get("HOKM_WEBAPP_SHORT_NAME", "").strip() or None,
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:

@@ -192,8 +192,11 @@ class Clock:
         self._shared.background.spawn(later())
 
     async def commit(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
-        """Store an accepted action, with the next turn's clock (see :mod:`.record`)."""
+        """Store an accepted action, with the next turn's clock (see :mod:`.record`),
+        and announce the move to open pages once it commits (every move, whoever made
+        it: a press, the page, inline mode, a computer, a timer, comes through here)."""
         await record.commit(s, game, match, events, self.arm)
+        await self._shared.announce(s, game.id, game.move)
 
     async def _advance(
         self, game_id: str, move: int, delay: float | None = None, dead: int | None = None

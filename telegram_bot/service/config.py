@@ -23,3 +23,9 @@ class ServiceConfig:
     #: between two matching passes (0: this process does not match).
     online_wait: float = 60.0
     online_interval: float = 1.0
+    #: The Mini App's public https URL (HOKM_WEBAPP_URL): each hand message gets an
+    #: "Open the table" button; None: no Mini App, the chat only.
+    webapp_url: str | None = None
+    #: The Mini App's short name from BotFather's /newapp (HOKM_WEBAPP_SHORT_NAME): the
+    #: group's table message gets a t.me/<bot>/<app>?startapp=<game> link.
+    webapp_short_name: str | None = None

@@ -153,6 +153,7 @@ class Exits:
         game.due_at = None
         game.move += 1
         await repo.save_game(s, game, expected)
+        await self._shared.announce(s, game.id, game.move)
         gtr = await self._shared.translators.chat(game.chat_id, s)
         why = _reason_text(gtr, reason, name, hours, started)
         if not started:
@@ -245,6 +246,7 @@ class Exits:
         game.move += 1
         self._clock.arm(game, match)
         await repo.save_game(s, game, expected)
+        await self._shared.announce(s, game.id, game.move)
 
     async def leave(self, user: Any) -> Answer:
         """/leave: a computer player takes the user's seat in their running match."""

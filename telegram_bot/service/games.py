@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telegram_bot.platform.live import LiveBus, Watchers
 from telegram_bot.platform.locks import KeyedLocks
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
@@ -60,6 +61,8 @@ class GameService:
         outbox: Outbox,
         config: ServiceConfig | None = None,
         thinkers: Thinkers | None = None,
+        live: LiveBus | None = None,
+        watchers: Watchers | None = None,
     ) -> None:
         self.sessions = sessions
         self.outbox = outbox
@@ -71,7 +74,15 @@ class GameService:
         # An online table's chat is its people's private chats (see .online_seats).
         fan_out = FanOut(outbox)
         self._shared = shared = Shared(
-            sessions, fan_out, self.config, self.locks, self.background, self.translators, thinkers
+            sessions,
+            fan_out,
+            self.config,
+            self.locks,
+            self.background,
+            self.translators,
+            thinkers,
+            live,
+            watchers,
         )
         #: Several workers on PostgreSQL: this one's number and liveness lock (see
         #: telegram_bot.service.clock); None for one process.
@@ -80,7 +91,7 @@ class GameService:
         if outbox.shared and engine is not None and engine.dialect.name == "postgresql":
             self.liveness = Liveness(engine)
         self._progress = progress = Progress()
-        self.views = Views(fan_out, self.translators)
+        self.views = Views(fan_out, self.translators, self.config, watchers)
         self.clock = Clock(shared, views=self.views, progress=progress, liveness=self.liveness)
         self.lobby = Lobby(shared, views=self.views, clock=self.clock)
         self.table = Table(shared, views=self.views, clock=self.clock, progress=progress)
@@ -101,6 +112,8 @@ class GameService:
         self.open_lobby = self.lobby.open
         self.lobby_action = self.lobby.action
         self.act = self.table.act
+        #: The Mini App's move (raises :class:`~.answer.Refused`).
+        self.web_act = self.table.play
         self.set_away = self.table.set_away
         self.show_selection = self.views.show_selection
         self.player_returns = self.recovery.player_returns

@@ -240,6 +240,7 @@ class Lobby:
         game.move += 1
         self._clock.arm(game, match)
         await repo.save_game(s, game, expected)
+        await self._shared.announce(s, game.id, game.move)
         # Every person's hand, dealt in the same transaction as the start: a crash
         # right after it still delivers them.
         for seat in range(match.n):

@@ -80,7 +80,7 @@ async def ping(
         name = escape(info.get("name") or "?")
         mention = isolate(f'<a href="tg://user?id={uid}">{name}</a>')
         text = render.table_text(game, match, gtr) + "\n\n" + gtr(GROUP_PING).format(name=mention)
-        await views.repost_table(s, game, text, render.table_keyboard(game, match, gtr))
+        await views.repost_table(s, game, text, views.table_keyboard(game, match, gtr))
     else:
         tr = await translators.user(uid, s)
         await views.post_hand_again(s, game, match, seat, uid, tr(PRIVATE_PING))

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telegram_bot.platform import live as live_bus
+from telegram_bot.platform.live import LiveBus, Watchers
 from telegram_bot.platform.locks import KeyedLocks
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.thinking import Thinkers
@@ -29,3 +31,15 @@ class Shared:
     translators: Translators
     #: Where searching computer players think (None: in a thread of this process).
     thinkers: Thinkers | None = None
+    #: Where committed moves are published for open pages (the Mini App); None: nowhere.
+    live: LiveBus | None = None
+    #: Who has a game's page open in this process (fewer chat messages to such a table).
+    watchers: Watchers | None = None
+
+    async def announce(self, s: AsyncSession, game_id: str, move: int) -> None:
+        """A move stored in ``s``'s transaction, for the Mini App's open pages (see
+        :func:`telegram_bot.platform.live.announce`). Without a Mini App (no bus here,
+        no URL for another process's page) nothing: the bot is as it was."""
+        if self.live is None and not self.config.webapp_url:
+            return
+        await live_bus.announce(s, self.live, game_id, move)

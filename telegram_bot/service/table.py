@@ -17,7 +17,7 @@ from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.service.answer import Answer
+from telegram_bot.service.answer import Answer, Refused
 from telegram_bot.service.clock import Clock
 from telegram_bot.service.progress import Progress
 from telegram_bot.service.seats import seat_of
@@ -102,17 +102,49 @@ class Table:
                     events = match.apply(seat, built)
                 except IllegalAction as exc:
                     return Answer(_error_text(exc, tr), alert=True)
-                info = game.seats[match.order[seat]]
-                info.pop("timed_out", None)
-                info["timeouts"] = 0
-                await self._clock.commit(s, game, match, events)
-                if not self._clock.computers_follow(game, match, events):
-                    await self._views.render(s, game, match, events)
+                await self._store(s, game, match, seat, events)
             self._progress.note(game, match)
             if on_commit is not None:
                 self._shared.background.spawn(on_commit())
         self._clock.after_commit(game, match)
         return Answer()
+
+    async def play(self, game_id: str, user_id: int, move: int, action: Action) -> None:
+        """The Mini App's move: the same path as a press (the game's lock, the move
+        number, one transaction with the outbox's messages, the clock after commit),
+        for a caller that shows its own words: raises :class:`Refused` (nothing is
+        stored then)."""
+        async with self._shared.locks[game_id]:
+            async with self._shared.outbox.transaction() as s:
+                game = await repo.get_game(s, game_id, lock=True)
+                if game is None or game.state is None:
+                    raise Refused("no_such_game")
+                match = Match.from_json(game.state)
+                seat = seat_of(game, match, user_id)
+                if seat is None:
+                    raise Refused("not_seated")
+                if game.status != "playing" or match.is_over:
+                    raise Refused("not_playing")
+                if move != game.move:
+                    raise Refused("stale_move", move=game.move)
+                try:
+                    events = match.apply(seat, action)
+                except IllegalAction as exc:
+                    raise Refused(str(exc.code)) from None
+                await self._store(s, game, match, seat, events)
+            self._progress.note(game, match)
+        self._clock.after_commit(game, match)
+
+    async def _store(
+        self, s: AsyncSession, game: Game, match: Match, seat: int, events: list[Any]
+    ) -> None:
+        """A person's accepted action: committed with the next move, and shown."""
+        info = game.seats[match.order[seat]]
+        info.pop("timed_out", None)
+        info["timeouts"] = 0
+        await self._clock.commit(s, game, match, events)
+        if not self._clock.computers_follow(game, match, events):
+            await self._views.render(s, game, match, events)
 
     async def _load_seat(
         self, s: AsyncSession, game_id: str, user_id: int, tr: Translator

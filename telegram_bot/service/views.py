@@ -14,22 +14,69 @@ from telegram import InlineKeyboardMarkup
 
 from core import CardPlayed, Event, HandEnded, Match, MatchEnded, TrickWon, TrumpChosen
 from telegram_bot.chat import render
-from telegram_bot.chat.i18n import Translator
-from telegram_bot.platform.keyboards import PlainKeyboard
+from telegram_bot.chat.i18n import N_, Translator
+from telegram_bot.platform.keyboards import PlainKeyboard, web_app_button
+from telegram_bot.platform.live import Watchers
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
 from telegram_bot.service import online_seats, reposts, review
+from telegram_bot.service.config import ServiceConfig
 from telegram_bot.service.languages import Translators
 from telegram_bot.service.seats import seat_of
 
-__all__ = ["Views"]
+__all__ = ["OPEN_TABLE", "Views"]
+
+#: The Mini App's buttons: on each hand message, and on the group's table.
+OPEN_TABLE = N_("🃏 Open the table")
 
 
 class Views:
-    def __init__(self, outbox: Outbox, translators: Translators) -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        translators: Translators,
+        config: ServiceConfig | None = None,
+        watchers: Watchers | None = None,
+    ) -> None:
         self._outbox = outbox
         self._translators = translators
+        self._config = config or ServiceConfig()
+        #: Who has a game's page open (the Mini App), or None without one.
+        self._watchers = watchers
+
+    def hand_keyboard(
+        self, game: Game, match: Match, seat: int, tr: Translator, selected: Any = ()
+    ) -> PlainKeyboard | None:
+        """``seat``'s hand keyboard, with the Mini App's button when it is configured."""
+        keyboard = render.private_keyboard(game, match, seat, tr, selected)
+        url = self._config.webapp_url
+        if not url or match.is_over:
+            return keyboard
+        sep = "&" if "?" in url else "?"
+        row = [web_app_button(tr(OPEN_TABLE), f"{url}{sep}game={game.id}")]
+        if keyboard is None:
+            return PlainKeyboard([row])
+        return PlainKeyboard([*keyboard.rows, row])
+
+    def table_keyboard(self, game: Game, match: Match, tr: Translator) -> PlainKeyboard | None:
+        """The table's keyboard, with a t.me link to the Mini App in a group when its
+        short name is configured (web_app buttons work only in private chats)."""
+        keyboard = render.table_keyboard(game, match, tr)
+        name = self._config.webapp_short_name
+        if not name or not self._config.webapp_url or match.is_over or game.chat_id > 0:
+            return keyboard
+        url = f"https://t.me/{self._config.bot_username}/{name}?startapp={game.id}"
+        row = [{"text": tr(OPEN_TABLE), "url": url}]
+        if keyboard is None:
+            return PlainKeyboard([row])
+        return PlainKeyboard([*keyboard.rows, row])
+
+    def _all_watching(self, game: Game) -> bool:
+        """Every person at the table has its page open (in this process)."""
+        if self._watchers is None:
+            return False
+        return self._watchers.all_watching(game.id, [int(u) for u in game.user_ids()])
 
     async def show_table(
         self,
@@ -58,9 +105,16 @@ class Views:
         """Decide, in the move's transaction, what every chat of the game shows now."""
         gtr = await self._translators.chat(game.chat_id, s)
         table = render.table_text(game, match, gtr)
-        keyboard = render.table_keyboard(game, match, gtr)
+        keyboard = self.table_keyboard(game, match, gtr)
+        # Everyone follows the table on the page: the chat follows more slowly. The
+        # group's table once a trick, the hands when a trick starts (its leader's)
+        # and for everything but a card (the deal, the trump call, the hand's end),
+        # edited in place (the trump call posts no new hand messages).
+        quiet = bool(events) and self._all_watching(game)
+        cards_only = all(isinstance(e, CardPlayed | TrickWon) for e in events)
+        trick_won = any(isinstance(e, TrickWon) for e in events)
         repost = await reposts.due(self._outbox, s, game, match, events)
-        if not repost:
+        if not repost and not (quiet and cards_only and not trick_won):
             await self.show_table(s, game, table, keyboard)
         for e in events:
             if isinstance(e, HandEnded):
@@ -81,7 +135,8 @@ class Views:
                 )
         if repost:  # below the hand result
             await reposts.repost(self._outbox, s, game, table, keyboard)
-        await self._after_trump_call(s, game, match, events)
+        if not quiet:  # the pages show the trump call: no new, notifying hand messages
+            await self._after_trump_call(s, game, match, events)
         # A card played by someone else edits only the hand of the player now on turn:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
@@ -89,14 +144,18 @@ class Views:
         acted = {getattr(e, "seat", None) for e in events}
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
-            if not uid or not (everyone or seat == match.turn or seat in acted):
+            if quiet and cards_only:
+                wanted = trick_won and seat == match.turn
+            else:
+                wanted = everyone or seat == match.turn or seat in acted
+            if not uid or not wanted:
                 continue
             tr = await self._translators.user(uid, s)
             await self._outbox.edit(
                 s,
                 uid,
                 self.private_text(game, match, seat, tr),
-                render.private_keyboard(game, match, seat, tr),
+                self.hand_keyboard(game, match, seat, tr),
                 slot=repo.hand_slot(game.id, uid),
             )
 
@@ -133,9 +192,7 @@ class Views:
             text = first_line + "\n" + text
         slot = repo.hand_slot(game.id, uid)
         await self._outbox.delete(s, uid, slot=slot)
-        await self._outbox.send(
-            s, uid, text, render.private_keyboard(game, match, seat, tr), slot=slot
-        )
+        await self._outbox.send(s, uid, text, self.hand_keyboard(game, match, seat, tr), slot=slot)
 
     async def repost_table(
         self,
@@ -156,7 +213,7 @@ class Views:
             s,
             uid,
             self.private_text(game, match, seat, tr),
-            render.private_keyboard(game, match, seat, tr),
+            self.hand_keyboard(game, match, seat, tr),
             slot=repo.hand_slot(game.id, uid),
         )
 
@@ -184,6 +241,6 @@ class Views:
                 s,
                 user_id,
                 render.private_text(game, match, seat, tr),
-                render.private_keyboard(game, match, seat, tr, selected),
+                self.hand_keyboard(game, match, seat, tr, selected),
                 slot=repo.hand_slot(game.id, user_id),
             )

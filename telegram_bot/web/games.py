@@ -28,10 +28,19 @@ from core.match import Match
 from telegram_bot.chat.i18n import user_language
 from telegram_bot.platform.live import LiveBus, LocalBus, Subscription
 from telegram_bot.platform.storage import repo
+from telegram_bot.service.answer import Refused
 from telegram_bot.web.initdata import WebAppUser
 from telegram_bot.web.view import SeatInfo, view_of_match
 
-__all__ = ["MemoryGames", "StoredGames", "WebError", "WebGames", "seat_of", "seats_of_game"]
+__all__ = [
+    "MemoryGames",
+    "StoredGames",
+    "WebError",
+    "WebGames",
+    "seat_of",
+    "seats_of_game",
+    "service_actor",
+]
 
 
 class WebError(Exception):
@@ -205,6 +214,23 @@ class MemoryGames:
 #: The service's action path: (game id, user id, move, action) -> None, raising
 #: :class:`WebError` when refused. It publishes the move on the bus after commit.
 Actor = Callable[[str, int, int, Action], Awaitable[None]]
+
+
+#: A refusal's HTTP status by its code (anything else is core's: 422).
+_STATUS = {"no_such_game": 404, "not_seated": 403, "not_playing": 409, "stale_move": 409}
+
+
+def service_actor(web_act: Callable[[str, int, int, Action], Awaitable[None]]) -> Actor:
+    """The service's move for the page (``GameService.web_act``: the same path as a
+    chat press) as an :data:`Actor`, its refusals as :class:`WebError`."""
+
+    async def actor(game_id: str, user_id: int, move: int, action: Action) -> None:
+        try:
+            await web_act(game_id, user_id, move, action)
+        except Refused as exc:
+            raise WebError(_STATUS.get(exc.code, 422), exc.code, **exc.info) from None
+
+    return actor
 
 
 class StoredGames:

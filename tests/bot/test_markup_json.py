@@ -60,6 +60,17 @@ def test_plain_keyboards_give_the_same_json_as_their_markup() -> None:
     assert table.to_json() == _slow(table.to_markup())
     assert _markup_json(table) == table.to_json()
     assert table == table.to_markup()
+    # The Mini App's button on a hand message (HOKM_WEBAPP_URL).
+    from telegram_bot.platform.keyboards import web_app_button
+
+    hand = PlainKeyboard(
+        [[button("A♠", "p:abc:3:AS")], [web_app_button("🃏", "https://h.example/?game=abc")]]
+    )
+    assert hand.to_json() == _slow(hand.to_markup())
+    assert _markup_json(hand) == hand.to_json()
+    assert hand.to_markup().inline_keyboard[1][0].web_app == WebAppInfo(
+        "https://h.example/?game=abc"
+    )
 
     from types import SimpleNamespace
 
