@@ -325,6 +325,9 @@ class HardPlayer(RulePlayer):
     #: The policy of the card that wins ties and decides when no sample fits (0 the
     #: rules, 1 the corrected rules).
     rule_policy = 0
+    #: The model of the others' play in inference (:func:`.inference.play_likelihood`):
+    #: 0 the rules, 1 the corrected rules.
+    inference_policy = 0
     #: 4 players: score cards by double dummy at all (off: the playouts alone, as
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
@@ -332,6 +335,10 @@ class HardPlayer(RulePlayer):
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
     min_trump_samples = 12
+    #: 4 players: search the trump choice at all (off: the rules name it at once; a
+    #: sampled choice scored no better than the rule's, RESULTS.md, and at 0.25 s it
+    #: rarely reaches ``min_trump_samples`` but spends its CPU trying).
+    search_trump_4p = True
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
@@ -408,6 +415,7 @@ class HardPlayer(RulePlayer):
             for s in range(4)
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
+        model = _policy(self.inference_policy)
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
@@ -432,7 +440,7 @@ class HardPlayer(RulePlayer):
                 total_w < self.candidate_weight and len(cands) < self.candidates_max
             ):
                 hands = view_sample(view, know, self.rng)
-                w = play_likelihood(view, hands, surprise) if infer else 1.0
+                w = play_likelihood(view, hands, surprise, model) if infer else 1.0
                 cands.append((hands, w))
                 total_w += w
             k = len(cands)
@@ -536,7 +544,7 @@ class HardPlayer(RulePlayer):
 
     def choose_trump(self, view: SeatView) -> Suit:
         n = view.variant.players
-        if n == 2 or self.time_budget <= 0:
+        if n == 2 or self.time_budget <= 0 or (n == 4 and not self.search_trump_4p):
             return super().choose_trump(view)
         clock = self._clock_now()
         me = view.seat
