@@ -33,6 +33,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import random
 import statistics
 import sys
 import time
@@ -51,6 +52,7 @@ __all__ = [
     "HandRecord",
     "load_records",
     "main",
+    "oracle_share",
     "paired_difference",
     "parse_settings",
     "play_deal",
@@ -476,6 +478,44 @@ def paired_difference(x: ArenaResult, y: ArenaResult) -> tuple[int, float, float
     return len(deals), mean, se, changed
 
 
+def oracle_share(
+    x: ArenaResult, oracle: ArenaResult, resamples: int = 2000
+) -> tuple[int, float, float, float, tuple[float, float]]:
+    """The share of the oracle's edge that A takes against the same B, on the deals
+    both runs played in full: (deals, A's share of hands won, the oracle's, the
+    share (A − 50%) / (oracle − 50%), a 95% interval of the share from resampling
+    the deals, seeded so that it is reproducible). Taking both on the same deals
+    removes the card luck of the deals from the share."""
+    if (x.b, x.players, x.bidding) != (oracle.b, oracle.players, oracle.bidding):
+        raise ValueError("the two runs are not of the same game against the same B")
+    px, po = x.winners_by_deal(), oracle.winners_by_deal()
+    full = len(seatings(x.players))
+
+    def won(ws: list[int | None]) -> float:
+        return sum(1.0 if w == 0 else 0.5 if w is None else 0.0 for w in ws)
+
+    deals = sorted(d for d in px.keys() & po.keys() if len(px[d]) == len(po[d]) == full)
+    if len(deals) < 2:
+        raise ValueError("fewer than two deals played in both runs")
+    a = [won(px[d]) for d in deals]
+    o = [won(po[d]) for d in deals]
+    hands = full * len(deals)
+    ra, ro = sum(a) / hands, sum(o) / hands
+    share = (ra - 0.5) / (ro - 0.5) if ro != 0.5 else math.nan
+    rng = random.Random(0)
+    shares = []
+    for _ in range(resamples):
+        pick = [rng.randrange(len(deals)) for _ in deals]
+        sa = sum(a[i] for i in pick) / hands
+        so = sum(o[i] for i in pick) / hands
+        if so > 0.5:
+            shares.append((sa - 0.5) / (so - 0.5))
+    shares.sort()
+    lo = shares[int(0.025 * len(shares))] if shares else math.nan
+    hi = shares[int(0.975 * len(shares)) - 1] if shares else math.nan
+    return len(deals), ra, ro, share, (lo, hi)
+
+
 class RecordWriter:
     """Appends a run to a JSON-lines file: one line per hand, written and flushed
     as each deal ends, then one line for the run.
@@ -645,6 +685,12 @@ def main(argv: list[str] | None = None) -> None:
         help="change a setting of player A, e.g. --a-set prior=1.5 (repeatable)",
     )
     p.add_argument(
+        "--share",
+        nargs=2,
+        metavar=("FILE_A", "FILE_ORACLE"),
+        help="A's share of the oracle's edge against the same B, on the deals both saved runs played",
+    )
+    p.add_argument(
         "--compare",
         nargs=2,
         metavar=("FILE_X", "FILE_Y"),
@@ -653,6 +699,15 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.merge:
         print(load_records(args.merge).report())
+        return
+    if args.share:
+        x, o = (load_records([f]) for f in args.share)
+        n, ra, ro, share, (lo, hi) = oracle_share(x, o)
+        print(
+            f"{x.a} against {x.b}, {n} deals played by both: {ra:.1%} of hands, the "
+            f"{o.a} {ro:.1%}: share of the oracle's edge {share:.0%} (95% CI {lo:.0%} - {hi:.0%}, "
+            "deals resampled)"
+        )
         return
     if args.compare:
         x, y = (load_records([f]) for f in args.compare)

@@ -22,11 +22,12 @@ __all__ = [
 
 #: The lobby's levels, weakest first.
 LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
-#: Every player the arena can seat: the lobby's levels and three yardsticks, "bare"
+#: Every player the arena can seat: the lobby's levels and four yardsticks, "bare"
 #: (the issue's bare rule set), "normal0" (the rule player as "normal" was before
-#: its measured corrections, :mod:`.normal`) and "oracle" (sees every hand,
-#: :mod:`.oracle`; the arena only).
-ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare", "normal0", "oracle")
+#: its measured corrections, :mod:`.normal`), "yardstick" (an independent, frozen
+#: rule-based player written apart from the rules, :mod:`.yardstick`) and "oracle"
+#: (sees every hand, :mod:`.oracle`; the arena only).
+ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare", "normal0", "yardstick", "oracle")
 
 
 def make_player(
@@ -48,6 +49,10 @@ def make_player(
         from .bare import BarePlayer
 
         return BarePlayer(seed)
+    if level == "yardstick":
+        from .yardstick import YardstickPlayer
+
+        return YardstickPlayer(seed)
     if level == "oracle":
         from .oracle import OraclePlayer
 

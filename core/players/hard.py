@@ -1,7 +1,7 @@
 """Level "hard": determinized search (perfect-information Monte Carlo).
 
 For each decision the player samples deals of the hidden cards that agree with
-everything its seat has seen (:func:`sample_hands`), scores every legal card on
+everything its seat has seen (:func:`.search.view_sample`), scores every legal card on
 each sample and plays the best on average. Sampling stops when the per-move time
 budget is spent (anytime), and never uses anything but the seat's own view.
 
@@ -40,7 +40,7 @@ from typing import ClassVar
 
 from endplay import _dds
 
-from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
+from ..cards import Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
@@ -48,13 +48,14 @@ from .clock import Clock, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
-from .rules import (
-    PlayState,
-    RulePlayer,
-    choose_trump_rule,
-    rule_card,
-    state_from_match,
-    state_from_view,
+from .rules import PlayState, RulePlayer, choose_trump_rule, rule_card, state_from_view
+from .search import (
+    SearchMatch,
+    distinct_cards,
+    hand_value,
+    playout,
+    sample_hands,
+    view_sample,
 )
 from .solver import cost_key, solve
 
@@ -71,142 +72,10 @@ def _policy(corrected: int) -> Callable[[PlayState], Card]:
 
 __all__ = [
     "HardPlayer",
-    "SearchMatch",
     "dds_card_tricks",
     "dds_cards_reaching",
     "exact_values",
-    "playout",
-    "sample_hands",
 ]
-
-
-# ------------------------------------------------------------------ sampling
-
-
-def sample_hands(
-    rng,
-    me: int,
-    my_hand: CardSet,
-    unseen: CardSet,
-    sizes: list[int] | tuple[int, ...],
-    voids: list[int],
-    prefer: tuple[int, int] | None = None,
-    tries: int = 30,
-    good: CardSet = 0,
-    good_weight: float = 1.0,
-) -> list[CardSet]:
-    """Deal the ``unseen`` cards to the other seats: ``sizes[s]`` cards to seat s,
-    none of a suit the seat is void in. Cards left over (2 players: the stock and
-    the opponent's discards) are dropped; a card of ``good`` is ``good_weight`` times
-    as likely to be in a hand rather than left over (players keep good cards).
-
-    ``prefer`` = (seat, suit) puts one card of ``suit`` in ``seat``'s hand first when
-    it can hold one (a light bias: the hakem chose that suit as trump).
-    """
-    n = len(sizes)
-    cards = list(cards_in(unseen))
-    need = sum(sizes[s] for s in range(n) if s != me)
-    sink = len(cards) - need
-    if sink < 0:
-        raise ValueError("fewer unseen cards than hidden hand slots")
-    for attempt in range(tries):
-        ignore_voids = attempt == tries - 1
-        hands = [0] * n
-        hands[me] = my_hand
-        cap = [0 if s == me else sizes[s] for s in range(n)]
-        sink_cap = sink
-        rng.shuffle(cards)
-        pool = cards
-        if prefer is not None:
-            pseat, psuit = prefer
-            if pseat != me and cap[pseat] and not voids[pseat] >> psuit & 1:
-                for i, c in enumerate(pool):
-                    if c // 13 == psuit:
-                        hands[pseat] |= 1 << c
-                        cap[pseat] -= 1
-                        pool = pool[:i] + pool[i + 1 :]
-                        break
-
-        # Most constrained suits first.
-        eligible = [
-            sum(
-                1
-                for s in range(n)
-                if s != me and cap[s] and (ignore_voids or not voids[s] >> u & 1)
-            )
-            for u in range(4)
-        ]
-        order = sorted(pool, key=lambda c: eligible[c // 13])
-        ok = True
-        for c in order:
-            suit = c // 13
-            seats = [
-                s
-                for s in range(n)
-                if s != me and cap[s] > 0 and (ignore_voids or not voids[s] >> suit & 1)
-            ]
-            total = sum(cap[s] for s in seats) + sink_cap
-            if total == 0:
-                ok = False
-                break
-            if sink_cap and good >> c & 1:
-                w = good_weight
-                r = rng.random() * (w * (total - sink_cap) + sink_cap)
-                for s in seats:
-                    if r < w * cap[s]:
-                        hands[s] |= 1 << c
-                        cap[s] -= 1
-                        break
-                    r -= w * cap[s]
-                else:
-                    sink_cap -= 1
-                continue
-            r = rng.randrange(total)
-            for s in seats:
-                if r < cap[s]:
-                    hands[s] |= 1 << c
-                    cap[s] -= 1
-                    break
-                r -= cap[s]
-            else:
-                sink_cap -= 1
-        if ok and not any(cap):
-            return hands
-    raise RuntimeError("could not sample a consistent deal")
-
-
-def _view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
-    sizes = list(view.hand_sizes)
-    prefer = None
-    hakem = view.hakem
-    if (
-        view.trump is not None
-        and hakem is not None
-        and hakem != view.seat
-        and view.variant.kind is Kind.CLASSIC
-    ):
-        shown = sum(
-            1 for t in view.tricks for s, c in t.plays if s == hakem and c // 13 == view.trump
-        )
-        if shown < 2:
-            prefer = (hakem, int(view.trump))
-    good = 0
-    if view.variant.players == 2 and view.trump is not None:
-        # The opponent kept trump and high cards from the draw.
-        good = SUIT_MASKS[view.trump]
-        for suit in range(4):
-            good |= 0b1110000000000 << (13 * suit)  # Q, K, A
-    return sample_hands(
-        rng,
-        know.seat,
-        know.hand,
-        know.unseen,
-        sizes,
-        know.voids,
-        prefer,
-        good=good,
-        good_weight=2.0,
-    )
 
 
 # ----------------------------------------------------------------------- DDS
@@ -334,74 +203,6 @@ def _settled(rows: list[tuple[float, dict[Card, float]]], totals: dict[Card, flo
 # ------------------------------------------------------------ engine search
 
 
-class SearchMatch(Match):
-    """A match for searching one hand: when the hand ends it stops (phase OVER)
-    instead of dealing the next one."""
-
-    def _start_hand(self, events) -> None:  # type: ignore[override]
-        self.phase = Phase.OVER
-        self.turn = None
-
-    @classmethod
-    def from_view(cls, view: SeatView, hands: list[CardSet]) -> SearchMatch:  # type: ignore[override]
-        m = super().from_view(view, hands)
-        if view.variant.kind is Kind.BIDDING:
-            m.first = 1 - view.dealer  # the engine's hand-end bookkeeping needs it
-        return m  # type: ignore[return-value]
-
-    def copy(self) -> SearchMatch:  # type: ignore[override]
-        m = Match.copy(self)
-        m.__class__ = SearchMatch
-        return m  # type: ignore[return-value]
-
-
-def _hand_value(m: Match, me: int, points_before: list[int]) -> float:
-    """Utility for ``me`` of a finished hand (points; for 3 players own points
-    minus half the others')."""
-    v = m.variant
-    gained = [m.scores[s] - points_before[s] for s in range(v.sides)]
-    if v.kind is Kind.BIDDING:
-        return (gained[me] - gained[1 - me]) / 100.0
-    if v.players == 3:
-        return gained[me] - 0.5 * (sum(gained) - gained[me])
-    mine = v.side_of(me)
-    return gained[mine] - gained[1 - mine]
-
-
-def _voids_of(m: Match) -> list[int]:
-    voids = [0] * m.n
-    for t in m.tricks:
-        led = t.plays[0][1] // 13
-        for s, c in t.plays[1:]:
-            if c // 13 != led:
-                voids[s] |= 1 << led
-    if m.trick:
-        led = m.trick[0][1] // 13
-        for s, c in m.trick[1:]:
-            if c // 13 != led:
-                voids[s] |= 1 << led
-    return voids
-
-
-def playout(m: Match, voids: list[int], policy: Callable[[PlayState], Card] = rule_card) -> None:
-    """Finish the hand with every seat playing ``policy``'s card, by default the
-    rule-based one (in place)."""
-    live = 0
-    for h in m.hands:
-        live |= h
-    voids = list(voids)
-    play_phase = Phase.PLAY
-    while m.phase is play_phase:
-        seat = m.turn
-        card = policy(state_from_match(m, voids, live))
-        if m.trick:
-            led = m.trick[0][1] // 13
-            if card // 13 != led:
-                voids[seat] |= 1 << led  # type: ignore[index]
-        m.play(seat, card)  # type: ignore[arg-type]
-        live &= ~(1 << card)
-
-
 def _distinct(m: Match, seat: int, cards: tuple[Card, ...]) -> list[Card]:
     """Drop cards equivalent to a lower one kept (touching once played cards are
     ignored): playing either gives the same result."""
@@ -432,7 +233,7 @@ def _negamax(m: Match, me: int, before: list[int], alpha: float, beta: float) ->
         child = m.copy()
         child.play(seat, c)  # type: ignore[arg-type]
         if child.phase is not Phase.PLAY:
-            val = _hand_value(child, seat, before)  # type: ignore[arg-type]
+            val = hand_value(child, seat, before)  # type: ignore[arg-type]
         elif child.turn == seat:
             val = _negamax(child, me, before, alpha, beta)
         else:
@@ -454,7 +255,7 @@ def _maxn(m: Match, before: list[int]) -> list[float]:
         child = m.copy()
         child.play(seat, c)  # type: ignore[arg-type]
         if child.phase is not Phase.PLAY:
-            u = [_hand_value(child, s, before) for s in range(m.n)]
+            u = [hand_value(child, s, before) for s in range(m.n)]
         else:
             u = _maxn(child, before)
         if best is None or u[seat] > best[seat]:  # type: ignore[index]
@@ -473,7 +274,7 @@ def exact_values(m: Match, cards: list[Card]) -> dict[Card, float]:
         child = m.copy()
         child.play(seat, c)  # type: ignore[arg-type]
         if child.phase is not Phase.PLAY:
-            out[c] = _hand_value(child, seat, before)  # type: ignore[arg-type]
+            out[c] = hand_value(child, seat, before)  # type: ignore[arg-type]
         elif m.n == 2:
             v = _negamax(child, seat, before, -1e9, 1e9)  # type: ignore[arg-type]
             out[c] = v if child.turn == seat else -v
@@ -524,6 +325,9 @@ class HardPlayer(RulePlayer):
     #: The policy of the card that wins ties and decides when no sample fits (0 the
     #: rules, 1 the corrected rules).
     rule_policy = 0
+    #: The model of the others' play in inference (:func:`.inference.play_likelihood`):
+    #: 0 the rules, 1 the corrected rules.
+    inference_policy = 0
     #: 4 players: score cards by double dummy at all (off: the playouts alone, as
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
@@ -531,6 +335,10 @@ class HardPlayer(RulePlayer):
     settle_samples = 24
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
     min_trump_samples = 12
+    #: 4 players: search the trump choice at all (off: the rules name it at once; a
+    #: sampled choice scored no better than the rule's, RESULTS.md, and at 0.25 s it
+    #: rarely reaches ``min_trump_samples`` but spends its CPU trying).
+    search_trump_4p = True
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
@@ -559,7 +367,7 @@ class HardPlayer(RulePlayer):
         know = Knowledge(view)
         if len(legal) == 1:
             return legal[0]
-        distinct = self._distinct_root(legal, know)
+        distinct = distinct_cards(legal, know)
         if len(distinct) == 1:
             return distinct[0]
         rule = _policy(self.rule_policy)(state_from_view(view, know))
@@ -587,20 +395,6 @@ class HardPlayer(RulePlayer):
             return rule
         return min(good, key=lambda c: (c % 13, c))
 
-    @staticmethod
-    def _distinct_root(legal: list[Card], know: Knowledge) -> list[Card]:
-        out: list[Card] = []
-        prev = -2
-        for c in sorted(legal):
-            if out and c // 13 == prev // 13:
-                between = ((1 << c) - 1) & ~((2 << prev) - 1)
-                if not know.unseen & between:
-                    prev = c
-                    continue
-            out.append(c)
-            prev = c
-        return out
-
     def _score_dds(
         self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock
     ) -> tuple[dict[Card, float], int] | None:
@@ -621,6 +415,7 @@ class HardPlayer(RulePlayer):
             for s in range(4)
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
+        model = _policy(self.inference_policy)
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
@@ -644,8 +439,8 @@ class HardPlayer(RulePlayer):
             while len(cands) < least or (
                 total_w < self.candidate_weight and len(cands) < self.candidates_max
             ):
-                hands = _view_sample(view, know, self.rng)
-                w = play_likelihood(view, hands, surprise) if infer else 1.0
+                hands = view_sample(view, know, self.rng)
+                w = play_likelihood(view, hands, surprise, model) if infer else 1.0
                 cands.append((hands, w))
                 total_w += w
             k = len(cands)
@@ -700,7 +495,7 @@ class HardPlayer(RulePlayer):
                     m = base.copy()
                     m.play(me, c)
                     playout(m, know.voids, policy)
-                    row[c] += self.playout_weight * _hand_value(m, me, before)
+                    row[c] += self.playout_weight * hand_value(m, me, before)
             for c in cards:
                 totals[c] += weight * row[c]
             rows.append((weight, row))
@@ -728,7 +523,7 @@ class HardPlayer(RulePlayer):
         slowest = 0.0
         while samples < self.max_samples and clock.fits(slowest):
             t0 = time.perf_counter()
-            hands = _view_sample(view, know, self.rng)
+            hands = view_sample(view, know, self.rng)
             base = SearchMatch.from_view(view, hands)
             if exact:
                 vals = exact_values(base, cards)
@@ -740,7 +535,7 @@ class HardPlayer(RulePlayer):
                     m = base.copy()
                     m.play(me, c)
                     playout(m, voids)
-                    totals[c] += _hand_value(m, me, before) + 0.01 * m.tricks_won[me]
+                    totals[c] += hand_value(m, me, before) + 0.01 * m.tricks_won[me]
             samples += 1
             slowest = max(slowest, time.perf_counter() - t0)
         return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
@@ -749,7 +544,7 @@ class HardPlayer(RulePlayer):
 
     def choose_trump(self, view: SeatView) -> Suit:
         n = view.variant.players
-        if n == 2 or self.time_budget <= 0:
+        if n == 2 or self.time_budget <= 0 or (n == 4 and not self.search_trump_4p):
             return super().choose_trump(view)
         clock = self._clock_now()
         me = view.seat
@@ -823,7 +618,7 @@ class HardPlayer(RulePlayer):
         m.card_points = list(view.card_points)
         before = list(m.scores)
         playout(m, [0] * m.n)
-        return _hand_value(m, me, before)
+        return hand_value(m, me, before)
 
     # ------------------------------------------------------------ bids
 

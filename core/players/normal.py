@@ -31,6 +31,7 @@ from .rules import (
     rule_card,
     state_from_view,
 )
+from .search import SearchMatch, distinct_cards, hand_value, playout, view_sample
 
 __all__ = ["NormalPlayer"]
 
@@ -60,9 +61,7 @@ class NormalPlayer(RulePlayer):
         return card
 
     def _sampled(self, view: SeatView, know: Knowledge, rule: Card) -> Card:
-        from .hard import HardPlayer, SearchMatch, _hand_value, _view_sample, playout
-
-        cards = HardPlayer._distinct_root([a.card for a in view.legal], know)  # type: ignore[union-attr]
+        cards = distinct_cards([a.card for a in view.legal], know)  # type: ignore[union-attr]
         if rule not in cards:
             cards.append(rule)
         if len(cards) == 1:
@@ -70,14 +69,14 @@ class NormalPlayer(RulePlayer):
         me = know.seat
         totals = dict.fromkeys(cards, 0.0)
         for _ in range(self.samples):
-            hands = _view_sample(view, know, self.rng)
+            hands = view_sample(view, know, self.rng)
             base = SearchMatch.from_view(view, hands)
             before = list(base.scores)
             for c in cards:
                 m = base.copy()
                 m.play(me, c)
                 playout(m, know.voids)
-                totals[c] += _hand_value(m, me, before)
+                totals[c] += hand_value(m, me, before)
         return max(cards, key=lambda c: (totals[c], c == rule))
 
     def card(self, st: PlayState) -> Card:

@@ -104,6 +104,23 @@ def test_settings_of_a_reach_the_player_and_runs_compare_deal_by_deal(tmp_path) 
         run_arena("hard", "random", deals=1, a_set=(("time_budget_typo", "1"),))
 
 
+def test_share_of_the_oracles_edge_on_common_deals() -> None:
+    from core.arena import oracle_share
+
+    oracle = run_arena("normal0", "random", players=4, deals=30, seed=970)
+    half = run_arena("easy", "random", players=4, deals=20, seed=970)
+    n, ra, ro, share, (lo, hi) = oracle_share(half, oracle)
+    assert n == 20
+    common = [r for r in oracle.records if r.deal < 990]
+    assert ro == sum(r.winner == 0 for r in common) / len(common)
+    assert share == pytest.approx((ra - 0.5) / (ro - 0.5))
+    assert lo <= share <= hi
+    # A player against itself takes the whole edge.
+    assert oracle_share(oracle, oracle)[3] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="same B"):
+        oracle_share(run_arena("easy", "normal0", players=4, deals=2, seed=970), oracle)
+
+
 def test_a_run_cut_off_keeps_the_deals_it_finished(tmp_path) -> None:
     from core.arena import RecordWriter, load_records
 

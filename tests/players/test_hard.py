@@ -12,8 +12,9 @@ from core.actions import PlayCard
 from core.cards import SUIT_MASKS, mask_of
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import HardPlayer, _view_sample
+from core.players.hard import HardPlayer
 from core.players.knowledge import Knowledge, deck_mask
+from core.players.search import view_sample
 from core.variant import Variant
 
 VARIANTS = [Variant.four(), Variant.three(), Variant.two(), Variant.bidding()]
@@ -49,7 +50,7 @@ def test_samples_respect_knowledge(v: Variant) -> None:
         own = mask_of(view.hand)
         own_discards = mask_of(view.discards)
         for _ in range(20):
-            hands = _view_sample(view, know, rng)
+            hands = view_sample(view, know, rng)
             assert hands[me] == own
             seen = 0
             for s, h in enumerate(hands):

@@ -10,9 +10,10 @@ import pytest
 from core.cards import SUIT_MASKS
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import _CORRECTED, _settled, _view_sample
+from core.players.hard import _CORRECTED, _settled
 from core.players.inference import play_likelihood
 from core.players.knowledge import Knowledge
+from core.players.search import view_sample
 from core.variant import Variant
 
 
@@ -57,7 +58,7 @@ def test_surprising_plays_lower_the_weight_and_only_by_the_seats_factor() -> Non
         view = m.view(me)
         know = Knowledge(view)
         for _ in range(20):
-            hands = _view_sample(view, know, rng)
+            hands = view_sample(view, know, rng)
             w = play_likelihood(view, hands, (0.5, 0.5, 0.5, 0.5))
             assert 0.0 < w <= 1.0
             # Every factor is 0.5: the weight is a power of 0.5.
@@ -86,7 +87,7 @@ def test_weight_depends_only_on_the_sampled_hands() -> None:
             twin.hands[a] = twin.hands[a] & ~sa | sb
             twin.hands[b] = twin.hands[b] & ~sb | sa
             break
-    sample = _view_sample(view, Knowledge(view), random.Random(1))
+    sample = view_sample(view, Knowledge(view), random.Random(1))
     f = (0.3, 0.3, 0.3, 0.3)
     assert play_likelihood(view, sample, f) == play_likelihood(twin.view(me), sample, f)
 

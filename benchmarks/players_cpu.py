@@ -1,0 +1,118 @@
+"""CPU time per decision of the computer players, by level and player count.
+
+    .venv/bin/python -m benchmarks.players_cpu [--levels normal hard] [--players 4 3 2]
+        [--deals 10] [--seed 990000] [--budget 0.25] [--set NAME=VALUE ...]
+
+For each level and player count, plays the first hand of ``--deals`` seeded deals
+with the level at seats 0 and 2 (4 players) or seat 0 (2 and 3 players) and
+"normal" elsewhere, and times each of the level's decisions (trump, cards, discards,
+draws) around ``player.act(view)``: CPU seconds of the whole process
+(``time.process_time``: the solver thread included) and wall seconds. CPU time
+holds under load, wall time does not; the load average is printed with each row.
+``--set`` changes a setting of the measured level (as the arena's ``--a-set``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+from core.arena import _tuned, parse_settings, quantile
+from core.events import HandEnded
+from core.match import Match, Phase
+from core.players import make_player
+from core.variant import Variant
+
+
+def measure(
+    level: str,
+    players: int,
+    deals: int,
+    seed: int,
+    budget: float,
+    settings: tuple[tuple[str, str], ...] = (),
+    by_trick: dict[str, list[float]] | None = None,
+) -> tuple[list[float], list[float]]:
+    """(CPU seconds, wall seconds) of each of the level's decisions; ``by_trick``
+    collects the CPU seconds by what was decided ("trump", "play 1", ...)."""
+    cpu: list[float] = []
+    wall: list[float] = []
+    mine = {0, 2} if players == 4 else {0}
+    for d in range(deals):
+        m, _ = Match.new(Variant(players=players), seed + d)
+        seats = [
+            _tuned(make_player(level, seed=(seed + d) * 10 + s, time_budget=budget), settings)
+            if s in mine
+            else make_player("normal", seed=(seed + d) * 10 + s)
+            for s in range(players)
+        ]
+        ended = False
+        while not ended:
+            seat = m.turn
+            view = m.view(seat)
+            c0, t0 = time.process_time(), time.perf_counter()
+            action = seats[seat].act(view)
+            if seat in mine:
+                cpu.append(time.process_time() - c0)
+                wall.append(time.perf_counter() - t0)
+                if by_trick is not None:
+                    what = str(view.phase)
+                    if view.phase is Phase.PLAY:
+                        what += f" {len(view.tricks) + 1}"
+                    by_trick.setdefault(what, []).append(cpu[-1])
+            ended = any(isinstance(e, HandEnded) for e in m.apply(seat, action))
+    return cpu, wall
+
+
+def row(level: str, players: int, cpu: list[float], wall: list[float], load: tuple) -> str:
+    cs, ws = sorted(cpu), sorted(wall)
+    return (
+        f"{level:10s} {players}p  {len(cs):5d} decisions  CPU ms/decision mean "
+        f"{statistics.fmean(cs) * 1000:7.1f}  p50 {quantile(cs, 0.5) * 1000:6.1f}  "
+        f"p95 {quantile(cs, 0.95) * 1000:6.1f}  max {cs[-1] * 1000:7.1f}  | wall mean "
+        f"{statistics.fmean(ws) * 1000:7.1f}  p95 {quantile(ws, 0.95) * 1000:6.1f}  "
+        f"max {ws[-1] * 1000:7.1f}  | load {load[0]:.1f} -> {load[1]:.1f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--levels", nargs="+", default=["normal", "yardstick", "hard"])
+    p.add_argument("--players", nargs="+", type=int, default=[4, 3, 2])
+    p.add_argument("--deals", type=int, default=10)
+    p.add_argument("--seed", type=int, default=990000)
+    p.add_argument("--budget", type=float, default=0.25, help="hard's seconds per decision")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting of the level")
+    p.add_argument("--by-trick", action="store_true", help="also the mean CPU by decision")
+    args = p.parse_args(argv)
+    settings = parse_settings(args.set)
+    for level in args.levels:
+        for n in args.players:
+            load0 = os.getloadavg()[0]
+            split: dict[str, list[float]] = {}
+            cpu, wall = measure(
+                level,
+                n,
+                args.deals,
+                args.seed,
+                args.budget,
+                settings if level == "hard" else (),
+                split if args.by_trick else None,
+            )
+            print(row(level, n, cpu, wall, (load0, os.getloadavg()[0])), flush=True)
+            if split:
+                print(
+                    "    CPU ms by decision: "
+                    + ", ".join(
+                        f"{k} {statistics.fmean(v) * 1000:.1f} ({len(v)})"
+                        for k, v in sorted(split.items(), key=lambda kv: (len(kv[0]), kv[0]))
+                    )
+                )
+
+
+if __name__ == "__main__":
+    main()

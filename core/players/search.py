@@ -1,0 +1,233 @@
+"""The pieces of a determinized search that every searching level shares.
+
+Sampling deals of the hidden cards from a seat's view (:func:`sample_hands`,
+:func:`view_sample`), a one-hand engine copy (:class:`SearchMatch`), a policy playout
+to the end of the hand (:func:`playout`), the value of a finished hand for a seat
+(:func:`hand_value`) and the distinct candidate cards of a decision
+(:func:`distinct_cards`). "normal" uses them for its light look-ahead, "hard" for its
+search; neither imports the other for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..cards import SUIT_MASKS, Card, CardSet, cards_in
+from ..match import Match, Phase, SeatView
+from ..variant import Kind
+from .knowledge import Knowledge
+from .rules import PlayState, rule_card, state_from_match
+
+__all__ = [
+    "SearchMatch",
+    "distinct_cards",
+    "hand_value",
+    "playout",
+    "sample_hands",
+    "view_sample",
+]
+
+
+# ------------------------------------------------------------------ sampling
+
+
+def sample_hands(
+    rng,
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    sizes: list[int] | tuple[int, ...],
+    voids: list[int],
+    prefer: tuple[int, int] | None = None,
+    tries: int = 30,
+    good: CardSet = 0,
+    good_weight: float = 1.0,
+) -> list[CardSet]:
+    """Deal the ``unseen`` cards to the other seats: ``sizes[s]`` cards to seat s,
+    none of a suit the seat is void in. Cards left over (2 players: the stock and
+    the opponent's discards) are dropped; a card of ``good`` is ``good_weight`` times
+    as likely to be in a hand rather than left over (players keep good cards).
+
+    ``prefer`` = (seat, suit) puts one card of ``suit`` in ``seat``'s hand first when
+    it can hold one (a light bias: the hakem chose that suit as trump).
+    """
+    n = len(sizes)
+    cards = list(cards_in(unseen))
+    need = sum(sizes[s] for s in range(n) if s != me)
+    sink = len(cards) - need
+    if sink < 0:
+        raise ValueError("fewer unseen cards than hidden hand slots")
+    for attempt in range(tries):
+        ignore_voids = attempt == tries - 1
+        hands = [0] * n
+        hands[me] = my_hand
+        cap = [0 if s == me else sizes[s] for s in range(n)]
+        sink_cap = sink
+        rng.shuffle(cards)
+        pool = cards
+        if prefer is not None:
+            pseat, psuit = prefer
+            if pseat != me and cap[pseat] and not voids[pseat] >> psuit & 1:
+                for i, c in enumerate(pool):
+                    if c // 13 == psuit:
+                        hands[pseat] |= 1 << c
+                        cap[pseat] -= 1
+                        pool = pool[:i] + pool[i + 1 :]
+                        break
+
+        # Most constrained suits first.
+        eligible = [
+            sum(
+                1
+                for s in range(n)
+                if s != me and cap[s] and (ignore_voids or not voids[s] >> u & 1)
+            )
+            for u in range(4)
+        ]
+        order = sorted(pool, key=lambda c: eligible[c // 13])
+        ok = True
+        for c in order:
+            suit = c // 13
+            seats = [
+                s
+                for s in range(n)
+                if s != me and cap[s] > 0 and (ignore_voids or not voids[s] >> suit & 1)
+            ]
+            total = sum(cap[s] for s in seats) + sink_cap
+            if total == 0:
+                ok = False
+                break
+            if sink_cap and good >> c & 1:
+                w = good_weight
+                r = rng.random() * (w * (total - sink_cap) + sink_cap)
+                for s in seats:
+                    if r < w * cap[s]:
+                        hands[s] |= 1 << c
+                        cap[s] -= 1
+                        break
+                    r -= w * cap[s]
+                else:
+                    sink_cap -= 1
+                continue
+            r = rng.randrange(total)
+            for s in seats:
+                if r < cap[s]:
+                    hands[s] |= 1 << c
+                    cap[s] -= 1
+                    break
+                r -= cap[s]
+            else:
+                sink_cap -= 1
+        if ok and not any(cap):
+            return hands
+    raise RuntimeError("could not sample a consistent deal")
+
+
+def view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
+    """A deal of the hidden cards that agrees with everything ``view`` shows (its
+    voids; in 4-player classic play one card of trump to a hakem who has shown
+    fewer than two; with 2 players trump and honours kept from the draw)."""
+    sizes = list(view.hand_sizes)
+    prefer = None
+    hakem = view.hakem
+    if (
+        view.trump is not None
+        and hakem is not None
+        and hakem != view.seat
+        and view.variant.kind is Kind.CLASSIC
+    ):
+        shown = sum(
+            1 for t in view.tricks for s, c in t.plays if s == hakem and c // 13 == view.trump
+        )
+        if shown < 2:
+            prefer = (hakem, int(view.trump))
+    good = 0
+    if view.variant.players == 2 and view.trump is not None:
+        # The opponent kept trump and high cards from the draw.
+        good = SUIT_MASKS[view.trump]
+        for suit in range(4):
+            good |= 0b1110000000000 << (13 * suit)  # Q, K, A
+    return sample_hands(
+        rng,
+        know.seat,
+        know.hand,
+        know.unseen,
+        sizes,
+        know.voids,
+        prefer,
+        good=good,
+        good_weight=2.0,
+    )
+
+
+# ------------------------------------------------------------ engine search
+
+
+class SearchMatch(Match):
+    """A match for searching one hand: when the hand ends it stops (phase OVER)
+    instead of dealing the next one."""
+
+    def _start_hand(self, events) -> None:  # type: ignore[override]
+        self.phase = Phase.OVER
+        self.turn = None
+
+    @classmethod
+    def from_view(cls, view: SeatView, hands: list[CardSet]) -> SearchMatch:  # type: ignore[override]
+        m = super().from_view(view, hands)
+        if view.variant.kind is Kind.BIDDING:
+            m.first = 1 - view.dealer  # the engine's hand-end bookkeeping needs it
+        return m  # type: ignore[return-value]
+
+    def copy(self) -> SearchMatch:  # type: ignore[override]
+        m = Match.copy(self)
+        m.__class__ = SearchMatch
+        return m  # type: ignore[return-value]
+
+
+def hand_value(m: Match, me: int, points_before: list[int]) -> float:
+    """Utility for ``me`` of a finished hand (points; for 3 players own points
+    minus half the others')."""
+    v = m.variant
+    gained = [m.scores[s] - points_before[s] for s in range(v.sides)]
+    if v.kind is Kind.BIDDING:
+        return (gained[me] - gained[1 - me]) / 100.0
+    if v.players == 3:
+        return gained[me] - 0.5 * (sum(gained) - gained[me])
+    mine = v.side_of(me)
+    return gained[mine] - gained[1 - mine]
+
+
+def playout(m: Match, voids: list[int], policy: Callable[[PlayState], Card] = rule_card) -> None:
+    """Finish the hand with every seat playing ``policy``'s card, by default the
+    rule-based one (in place)."""
+    live = 0
+    for h in m.hands:
+        live |= h
+    voids = list(voids)
+    play_phase = Phase.PLAY
+    while m.phase is play_phase:
+        seat = m.turn
+        card = policy(state_from_match(m, voids, live))
+        if m.trick:
+            led = m.trick[0][1] // 13
+            if card // 13 != led:
+                voids[seat] |= 1 << led  # type: ignore[index]
+        m.play(seat, card)  # type: ignore[arg-type]
+        live &= ~(1 << card)
+
+
+def distinct_cards(legal: list[Card], know: Knowledge) -> list[Card]:
+    """The seat's ``legal`` cards without those equivalent to a lower one kept: no
+    card the seat has not seen ranks between them, so playing either gives the same
+    result (ascending)."""
+    out: list[Card] = []
+    prev = -2
+    for c in sorted(legal):
+        if out and c // 13 == prev // 13:
+            between = ((1 << c) - 1) & ~((2 << prev) - 1)
+            if not know.unseen & between:
+                prev = c
+                continue
+        out.append(c)
+        prev = c
+    return out
