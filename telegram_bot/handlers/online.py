@@ -3,6 +3,9 @@ reactions at a table of strangers, /rating and the rated leaderboard (/top)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
@@ -46,34 +49,46 @@ async def online_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     await reply(update, tr(online_tables.WHICH_GAME), tables.choice_keyboard(tr).to_markup())
 
 
-async def press(data: Callback, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Answer:
-    """The ``q`` (queue) and ``z`` (reaction) buttons."""
+async def press(
+    data: Callback,
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    later: Callable[[Callable[[], Awaitable[Any]]], None],
+) -> Answer:
+    """The ``q`` (queue) and ``z`` (reaction) buttons. ``later`` takes the handler's own
+    Bot API calls, made once the press is answered."""
     svc = service(context)
     query = update.callback_query
     user = query.from_user
     if data.action == "z":
         return await svc.online.react(data.game_id, user.id, data.arg)
     tr = await svc.user_tr(user.id)
+    message = query.message
+    # The queue's buttons are only ever in the person's own private chat with the bot.
+    if message is None or message.chat.id != user.id:
+        return Answer(tr("This button is not valid"), alert=True)
     if data.arg == "a":  # the button under /start: which game, in a new message
         keys = svc.online.choice_keyboard(tr).to_markup()
-        await context.bot.send_message(
-            user.id, tr(online_tables.WHICH_GAME), parse_mode="HTML", reply_markup=keys
+        later(
+            lambda: context.bot.send_message(
+                user.id, tr(online_tables.WHICH_GAME), parse_mode="HTML", reply_markup=keys
+            )
         )
-        return Answer()
+        return Answer(tr("Play with anyone"))
     if data.arg in ("4", "3", "2"):
         text, keys = await svc.online.join(user, int(data.arg))
-        await query.edit_message_text(
-            text, parse_mode="HTML", reply_markup=keys.to_markup() if keys else None
-        )
-        return Answer()
+        markup = keys.to_markup() if keys else None
+        later(lambda: query.edit_message_text(text, parse_mode="HTML", reply_markup=markup))
+        return Answer(tr(online_tables.GAME_NAMES[int(data.arg)]))
     if data.arg == "0":
-        text = await svc.online.leave_queue(user.id)
-        await query.edit_message_text(text, parse_mode="HTML")
-        return Answer()
+        left = await svc.online.leave_queue(user.id)
+        later(lambda: query.edit_message_text(left, parse_mode="HTML"))
+        return Answer(left)
     if data.arg == "c":
         answer = await svc.online.with_computers(user)
         if answer.text is None:
-            await query.edit_message_reply_markup(None)
+            later(lambda: query.edit_message_reply_markup(None))
+            return Answer(tr(online_tables.START_NOW))
         return answer
     return Answer(tr("This button is not valid"), alert=True)
 

@@ -161,7 +161,7 @@ async def _dispatch(
             return Answer((await svc.user_tr(user.id))(exits.ASK_END))
         return await svc.lobby_action(data.game_id, user, a, data.arg, is_admin)
     if a in ("q", "z"):
-        return await online.press(data, update, context)
+        return await online.press(data, update, context, respond.later)
     if a == "e":
         return await _end_pressed(data, update, context, respond)
     if a == "w":

@@ -116,9 +116,25 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
         assert all(len(set(g.user_ids())) == 4 and g.settings["online"]["rated"] for g in found)
         async with sessions() as s:
             assert await store.waiting(s) == []
-        # Each person's hand message is bound in their table's game.
-        for g in found:
-            assert {str(uid) for uid in g.user_ids()} <= set(g.private_messages or {})
+
+        # Each person's hand message is bound in their table's game. The binding is
+        # written once the send returns, just after the emulator shows the message:
+        # wait for that progress too.
+        async def unbound() -> list[int]:
+            async with sessions() as s:
+                games = (await s.scalars(select(Game).where(Game.chat_id < -(10**15)))).all()
+            return [
+                uid
+                for g in games
+                for uid in g.user_ids()
+                if str(uid) not in (g.private_messages or {})
+            ]
+
+        for _ in range(1200):  # a cap for a bot that stops making progress, not a deadline
+            if not await unbound():
+                break
+            await asyncio.sleep(0.05)
+        assert await unbound() == []
     finally:
         await asyncio.gather(*(p.stop() for p in procs))
         await ingress.stop()
