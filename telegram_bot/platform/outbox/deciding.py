@@ -4,7 +4,7 @@ its commit (see the package's documentation)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -46,6 +46,7 @@ class Deciding:
                 s.info["outbox_wanted"] = {}
                 s.info["outbox_rows"] = []
                 s.info["outbox_replaced"] = {}
+                s.info["outbox_after"] = []
                 yield s
                 await self._write(s)
                 if not self.shared:
@@ -126,6 +127,16 @@ class Deciding:
                 self._rows.setdefault(chat_id, {})[row_id] = _Row(id=row_id, **row)
         for chat_id in s.info.pop("outbox_chats", ()):
             self.kick(chat_id)
+        for callback in s.info.pop("outbox_after", ()):
+            callback()
+
+    def after_commit(self, s: AsyncSession, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once this transaction (from :meth:`transaction`) has
+        committed; never if it rolls back."""
+        after = s.info.get("outbox_after")
+        if after is None:
+            raise RuntimeError("after_commit needs a session from Outbox.transaction()")
+        after.append(callback)
 
     def _note(self, s: AsyncSession, chat_id: int) -> list[dict[str, Any]]:
         chats = s.info.get("outbox_chats")
