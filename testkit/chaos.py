@@ -45,7 +45,14 @@ from testkit.emulator import BotApiEmulator
 from testkit.restartable import Restartable
 from testkit.simulation import Table, buttons, by_level
 
-__all__ = ["ChaosReport", "bot_process", "play_with_kills"]
+__all__ = [
+    "ChaosReport",
+    "ProcessRunner",
+    "bot_process",
+    "check_shown",
+    "open_match",
+    "play_with_kills",
+]
 
 #: Without any progress (API call, outbox row, move) for this long, a run has hung.
 STALL_SECONDS = 120.0
@@ -271,6 +278,29 @@ async def play_with_kills(
         await bot.stop()
         await runner.close()
     return report
+
+
+async def open_match(
+    runner: ProcessRunner, table: Table, users: list[Any], options: list[str]
+) -> Any:
+    """/newgame by ``users[0]`` in the table's group, the lobby ``options`` set
+    (``"target=1"``, ...), the others joined, the match started; the computers fill
+    the free seats. Returns the game."""
+    emu, chat_id = runner.emu, table.chat.id
+    for u in users:
+        await emu.send_message(u, u.private_chat_id, "/start")
+    await runner.settle()
+    await emu.send_message(users[0], chat_id, "/newgame")
+    await runner.settle()
+    game = await table.game()
+    lobby = await _lobby_message(runner, game.id)
+    assert lobby is not None, "the lobby was never posted"
+    for option in options:
+        await _press_until(runner, table, users[0], chat_id, lobby, f"o:{game.id}::{option}")
+    for u in users[1:]:
+        await _press_until(runner, table, u, chat_id, lobby, f"j:{game.id}")
+    await _press_until(runner, table, users[0], chat_id, lobby, f"s:{game.id}")
+    return await table.game()
 
 
 async def _lobby_message(runner: ProcessRunner, game_id: str) -> int | None:
