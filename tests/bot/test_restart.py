@@ -4,12 +4,16 @@ once, answers the presses left unanswered, and a SIGTERM sends what is queued.""
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import signal
 from datetime import timedelta
 
 import pytest
 
-from core import Match
+from core import ChooseTrump, Match, PlayCard
+from telegram_bot.chat import render
+from telegram_bot.chat.i18n import get_translator
 from telegram_bot.platform.storage.db import normalize_url
 from telegram_bot.platform.storage.models import utcnow
 from testkit.chaos import ProcessRunner, bot_process, open_match
@@ -61,3 +65,56 @@ async def test_a_restarted_process_takes_its_computers_turn_over_at_once(emu, db
     finally:
         await bot.stop()
         await runner.close()
+
+
+@pytest.mark.slow
+async def test_sigterm_sends_the_queued_messages_before_exiting(emu, db_url, tmp_path):
+    """The person plays as fast as their hand allows, so the group's paced table edits
+    and results queue up; SIGTERM the moment the match is stored as over: everything
+    decided is in the chats before the process exits, within the outbox's grace."""
+    log_path = tmp_path / "bot.log"
+    bot = bot_process(emu, normalize_url(db_url), log_path, HOKM_RATE_LIMIT="1")
+    user = emu.add_user("Quick", language_code="en")
+    group = emu.add_group("Closing", members=[user], admins=[user])
+    runner = ProcessRunner(emu, bot, normalize_url(db_url), group.id)
+    runner.group = group
+    table = Table(emu, runner, group, [user])
+    await bot.start()
+    try:
+        await open_match(runner, table, [user], ["timer=0", "target=1", "level=easy"])
+        strategy = by_level("easy", seed=2)
+        pressed = -1
+        while True:
+            game = await table.game()
+            if game.status == "finished":
+                break
+            match = Match.from_json(game.state)
+            mid = (game.private_messages or {}).get(str(user.id))
+            mine = match.turn is not None and game.seats[match.order[match.turn]].get("user_id")
+            if mine and mid is not None and game.move != pressed:
+                action = strategy(match.view(match.turn))
+                if isinstance(action, PlayCard):
+                    data = f"p:{game.id}:{match.hand_no}:{action.card.ascii}"
+                elif isinstance(action, ChooseTrump):
+                    data = f"t:{game.id}:{game.move}:{action.suit.letter}"
+                else:  # pragma: no cover
+                    raise AssertionError(action)
+                pressed = game.move
+                await emu.press(user, user.private_chat_id, mid, data)
+            await asyncio.sleep(0.01)
+        queued = await runner.outbox_rows()
+        await bot.stop(signal.SIGTERM)
+        assert bot.proc.returncode is not None
+        log = log_path.read_text()
+        assert "still queued" not in log, log[-2000:]
+        assert await runner.outbox_rows() == 0
+        result = render.match_result_text(game, Match.from_json(game.state), get_translator("fa"))
+        shown = [m.text for m in emu.chat_log(group.id, include_deleted=False) if m.from_bot]
+        assert any(_plain(result)[:40] in _plain(t) for t in shown), (queued, shown[-3:])
+    finally:
+        await bot.stop()
+        await runner.close()
+
+
+def _plain(text: str | None) -> str:
+    return re.sub(r"<[^>]+>", "", html.unescape(text or "")).strip()

@@ -78,6 +78,11 @@ class Draining:
         left stays stored for the next start)."""
         tasks = [t for t in self._drains.values() if not t.done()]
         if tasks:
+            # What is queued goes now, within Telegram's limits but not paced below
+            # them (the group buckets' pacing held "match over" past the grace).
+            stop_pacing = getattr(getattr(self.bot, "rate_limiter", None), "stop_pacing", None)
+            if stop_pacing is not None:
+                stop_pacing()
             _done, left = await asyncio.wait(tasks, timeout=timeout)
             if left:
                 log.warning("stopping with messages of %d chat(s) still queued", len(left))
