@@ -46,14 +46,17 @@ class _Responder:
         self.query = query
         self.done = False
 
-    async def __call__(self, answer: Answer) -> None:
+    async def __call__(self, answer: Answer) -> bool:
+        """False when the answer could not be given."""
         if self.done:
-            return
+            return True
         self.done = True
         try:
             await self.query.answer(answer.text, show_alert=answer.alert, url=answer.url)
         except TelegramError as exc:  # e.g. "query is too old": the person moved on
             log.warning("could not answer a button press: %s: %s", type(exc).__name__, exc)
+            return False
+        return True
 
 
 async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -149,6 +152,7 @@ async def _dispatch(
         build,
         by_hand=a == "p",
         on_commit=lambda: respond(done),
+        press=(update.callback_query.id, done),
     )
     pending = getattr(answer, "selection", None)
     if pending is not None:

@@ -118,3 +118,51 @@ async def test_sigterm_sends_the_queued_messages_before_exiting(emu, db_url, tmp
 
 def _plain(text: str | None) -> str:
     return re.sub(r"<[^>]+>", "", html.unescape(text or "")).strip()
+
+
+@pytest.mark.slow
+async def test_a_press_left_unanswered_at_a_kill_is_answered_after_the_restart(
+    emu, db_url, tmp_path
+):
+    """The play is stored, the answer never reaches Telegram (here: every answer
+    fails), the process is killed: the next one answers the press from the store."""
+    bot = bot_process(emu, normalize_url(db_url), tmp_path / "bot.log")
+    user = emu.add_user("Pressed", language_code="en")
+    group = emu.add_group("Answers", members=[user], admins=[user])
+    runner = ProcessRunner(emu, bot, normalize_url(db_url), group.id)
+    runner.group = group
+    table = Table(emu, runner, group, [user])
+    await bot.start()
+    try:
+        await open_match(runner, table, [user], ["timer=0", "target=1", "level=easy"])
+        await runner.settle()
+        game = await table.game()
+        match = Match.from_json(game.state)
+        assert game.seats[match.order[match.turn]].get("user_id") == user.id
+        action = by_level("easy", seed=3)(match.view(match.turn))
+        if isinstance(action, PlayCard):
+            data = f"p:{game.id}:{match.hand_no}:{action.card.ascii}"
+        else:
+            data = f"t:{game.id}:{game.move}:{action.suit.letter}"
+        emu.inject_error("answerCallbackQuery", code=502, times=None)
+        mark = emu.mark()
+        handle = await emu.press(
+            user, user.private_chat_id, table.hand_message(game, user).message_id, data
+        )
+        move = game.move
+        # Until the play is stored and its answer has failed once.
+        while not any(
+            c.method == "answerCallbackQuery" and c.ok is False for c in emu.calls[mark:]
+        ):
+            await asyncio.sleep(0.01)
+        assert (await table.game()).move > move
+        await bot.stop(signal.SIGKILL)
+        emu.clear_errors()
+        assert handle.answer is None
+        await bot.start()
+        await runner.settle()
+        assert handle.answer is not None, "the press was never answered"
+        assert not handle.answer.show_alert, handle.answer
+    finally:
+        await bot.stop()
+        await runner.close()

@@ -104,3 +104,5 @@ class Outbox(Deciding, Draining, Cleanup):
         # and the batches being carried out.
         self._ending: dict[str, set[int]] = {}
         self._batches: set[_Batch] = set()
+        # Stored answers of presses the handlers are answering: query id -> row.
+        self._answers: dict[str, _Row] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from datetime import timedelta
 from typing import Any
@@ -10,7 +11,14 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import (
+    BadRequest,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
 
 from telegram_bot.platform.outbox.rows import (
     _BATCH,
@@ -261,6 +269,8 @@ class Draining:
         """Carry out one row. True when it is done with; False to read the rows again."""
         chat_id = row.chat_id
         message_id = row.message_id
+        if row.op == "answer":
+            return await self._answer_press(row, batch)
         if row.op != "send" and row.slot is not None:
             message_id = batch.slots.get(row.slot)
             if message_id is None:  # never sent (the chat refused it): nothing to change
@@ -323,6 +333,35 @@ class Draining:
                 return True
             await self._reschedule(row, utcnow() + timedelta(seconds=1))
             return False
+
+    async def _answer_press(self, row: _Row, batch: _Batch) -> bool:
+        """A press's stored answer the handler did not give (killed first, or its
+        call failed). Telegram refuses it once too old: one line, and it is dropped."""
+        press = json.loads(row.markup or "{}")
+        if press.get("id") in self._answers:  # its handler is answering it right now
+            self._done_with(row, batch)
+            return True
+        data: dict[str, Any] = {
+            "callback_query_id": press.get("id"),
+            "show_alert": press.get("alert", False),
+        }
+        if row.text:
+            data["text"] = row.text
+        try:
+            async with self._calling:
+                await self.bot._post("answerCallbackQuery", data)
+            self.stats["answered"] += 1
+        except (TimedOut, NetworkError) as exc:
+            if row.attempts >= 3:
+                log.info("answer to a press in %s given up: %s", row.chat_id, exc)
+                self._done_with(row, batch)
+                return True
+            await self._reschedule(row, utcnow() + timedelta(seconds=1))
+            return False
+        except TelegramError as exc:  # e.g. "query is too old"
+            log.info("answer to a press in %s refused: %s", row.chat_id, exc)
+        self._done_with(row, batch)
+        return True
 
     async def _call(self, method: str, row: _Row, message_id: int | None) -> Any:
         """The row's Bot API call, with its markup as stored and Telegram's answer as
