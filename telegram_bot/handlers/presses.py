@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -47,16 +48,21 @@ class _Responder:
         self.done = False
 
     async def __call__(self, answer: Answer) -> bool:
-        """False when the answer could not be given."""
+        """False when the answer could not be given (a second call waits for the
+        first one's outcome)."""
         if self.done:
-            return True
+            return await asyncio.shield(self._outcome)
         self.done = True
+        self._outcome = asyncio.get_running_loop().create_future()
+        ok = False
         try:
             await self.query.answer(answer.text, show_alert=answer.alert, url=answer.url)
+            ok = True
         except TelegramError as exc:  # e.g. "query is too old": the person moved on
             log.warning("could not answer a button press: %s: %s", type(exc).__name__, exc)
-            return False
-        return True
+        finally:
+            self._outcome.set_result(ok)
+        return ok
 
 
 async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -126,6 +126,7 @@ class Deciding:
                 if row["op"] == "answer":  # the handler answers; see answered()
                     query_id = json.loads(row["markup"])["id"]
                     self._answers[query_id] = _Row(id=row_id, **row)
+                    self._done_ids.add(row_id)  # kept out of every read meanwhile
                     continue
                 if chat_id in self._unread or row_id in self._read_early.get(chat_id, ()):
                     continue  # a drain reads it from the database (or has read it)
@@ -262,6 +263,7 @@ class Deciding:
         if ok:
             self._clean_later([row.id])
             return
+        self._done_ids.discard(row.id)
         self._rows.setdefault(row.chat_id, {})[row.id] = row
         self.kick(row.chat_id)
 

@@ -338,9 +338,7 @@ class Draining:
         """A press's stored answer the handler did not give (killed first, or its
         call failed). Telegram refuses it once too old: one line, and it is dropped."""
         press = json.loads(row.markup or "{}")
-        if press.get("id") in self._answers:  # its handler is answering it right now
-            self._done_with(row, batch)
-            return True
+        self._answers.pop(press.get("id"), None)  # (its handler's answered() is then moot)
         data: dict[str, Any] = {
             "callback_query_id": press.get("id"),
             "show_alert": press.get("alert", False),
@@ -351,12 +349,12 @@ class Draining:
             async with self._calling:
                 await self.bot._post("answerCallbackQuery", data)
             self.stats["answered"] += 1
-        except (TimedOut, NetworkError) as exc:
-            if row.attempts >= 3:
-                log.info("answer to a press in %s given up: %s", row.chat_id, exc)
-                self._done_with(row, batch)
-                return True
-            await self._reschedule(row, utcnow() + timedelta(seconds=1))
+        except (TimedOut, NetworkError) as exc:  # again, until Telegram says too old
+            backoff = min(2.0 ** min(row.attempts, 3), 8.0)
+            log.info(
+                "answer to a press in %s failed (%s); again in %.0f s", row.chat_id, exc, backoff
+            )
+            await self._reschedule(row, utcnow() + timedelta(seconds=backoff))
             return False
         except TelegramError as exc:  # e.g. "query is too old"
             log.info("answer to a press in %s refused: %s", row.chat_id, exc)
