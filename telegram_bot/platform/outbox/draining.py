@@ -349,6 +349,8 @@ class Draining:
             async with self._calling:
                 await self.bot._post("answerCallbackQuery", data)
             self.stats["answered"] += 1
+        except BadRequest as exc:  # e.g. "query is too old" (a NetworkError in PTB)
+            log.info("answer to a press in %s refused: %s", row.chat_id, exc)
         except (TimedOut, NetworkError) as exc:  # again, until Telegram says too old
             backoff = min(2.0 ** min(row.attempts, 3), 8.0)
             log.info(
