@@ -19,8 +19,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import html
 import os
 import random
+import re
 import signal
 import sys
 import tempfile
@@ -33,15 +35,24 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from core import Match, parse_card
+from core import Match, Phase, parse_card
+from telegram_bot.chat import render
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.db import create_engine, normalize_url, session_factory
 from telegram_bot.platform.storage.models import MatchResult, OutboxMessage
+from telegram_bot.service.languages import Translators
 from testkit.emulator import BotApiEmulator
 from testkit.restartable import Restartable
-from testkit.simulation import Table, by_level
+from testkit.simulation import Table, buttons, by_level
 
-__all__ = ["ChaosReport", "bot_process", "play_with_kills"]
+__all__ = [
+    "ChaosReport",
+    "ProcessRunner",
+    "bot_process",
+    "check_shown",
+    "open_match",
+    "play_with_kills",
+]
 
 #: Without any progress (API call, outbox row, move) for this long, a run has hung.
 STALL_SECONDS = 120.0
@@ -81,13 +92,17 @@ class ChaosReport:
     accepted: int = 0
     hands: int = 0
     group_messages: int = 0
+    #: Checks of the table and the hands against the stored game, and the failed ones.
+    shown_checks: int = 0
+    wrong_shown: int = 0
     problems: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return (
             f"{self.kills} SIGKILLs, {self.terminations} SIGTERMs, {self.presses} presses "
             f"({self.accepted} answered as accepted), {self.hands} hands, "
-            f"{self.group_messages} group messages; problems: {len(self.problems)}"
+            f"{self.group_messages} group messages, {self.shown_checks} checks of the "
+            f"table and hands ({self.wrong_shown} wrong); problems: {len(self.problems)}"
         )
 
 
@@ -265,6 +280,29 @@ async def play_with_kills(
     return report
 
 
+async def open_match(
+    runner: ProcessRunner, table: Table, users: list[Any], options: list[str]
+) -> Any:
+    """/newgame by ``users[0]`` in the table's group, the lobby ``options`` set
+    (``"target=1"``, ...), the others joined, the match started; the computers fill
+    the free seats. Returns the game."""
+    emu, chat_id = runner.emu, table.chat.id
+    for u in users:
+        await emu.send_message(u, u.private_chat_id, "/start")
+    await runner.settle()
+    await emu.send_message(users[0], chat_id, "/newgame")
+    await runner.settle()
+    game = await table.game()
+    lobby = await _lobby_message(runner, game.id)
+    assert lobby is not None, "the lobby was never posted"
+    for option in options:
+        await _press_until(runner, table, users[0], chat_id, lobby, f"o:{game.id}::{option}")
+    for u in users[1:]:
+        await _press_until(runner, table, u, chat_id, lobby, f"j:{game.id}")
+    await _press_until(runner, table, users[0], chat_id, lobby, f"s:{game.id}")
+    return await table.game()
+
+
 async def _lobby_message(runner: ProcessRunner, game_id: str) -> int | None:
     await runner.settle()
     async with runner.service.sessions() as s:
@@ -281,10 +319,75 @@ async def _press_until(runner, table, user, chat_id, message_id, data) -> None:
             return
 
 
+async def check_shown(runner: ProcessRunner, table: Table, game: Any) -> list[str]:
+    """What the chats show against the stored game (the bot settled: nothing left to
+    send, a person on turn): the table message is the stored state's, and every
+    person's hand message holds exactly their cards and says "Your turn" only on
+    their turn. (A hand message may lag on the trick and on whose turn it is when it
+    is not its player's: edited then, every card would cost a call per person.)"""
+    if game is None or game.status != "playing" or game.state is None:
+        return []
+    match = Match.from_json(game.state)
+    problems: list[str] = []
+    table_msg = next(
+        (
+            m
+            for m in runner.emu.chat_log(table.chat.id, include_deleted=False)
+            if m.message_id == game.table_message_id
+        ),
+        None,
+    )
+    translators = Translators(runner.service.sessions, shared=True)  # reads the database
+    wanted = render.table_text(game, match, await translators.chat(game.chat_id))
+    if table_msg is None or _plain(table_msg.text) != _plain(wanted):
+        shown = None if table_msg is None else table_msg.text
+        problems.append(f"move {game.move}: the table shows {shown!r}, stored {wanted!r}")
+    if match.phase is not Phase.PLAY:
+        return problems
+    for seat in range(match.n):
+        uid = game.seats[match.order[seat]].get("user_id")
+        if not uid:
+            continue
+        user = table.users[uid]
+        try:
+            message = table.hand_message(game, user)
+        except (AssertionError, StopIteration):
+            problems.append(f"move {game.move}: {user.first_name} has no hand message")
+            continue
+        cards = {
+            parse_card(b["callback_data"].rsplit(":", 1)[1])
+            for b in buttons(message)
+            if str(b.get("callback_data", "")).startswith("p:")
+        }
+        if cards != set(match.hand_of(seat)):
+            problems.append(
+                f"move {game.move}: {user.first_name}'s hand shows "
+                f"{sorted(map(str, cards))}, stored {sorted(map(str, match.hand_of(seat)))}"
+            )
+        says_turn = "Your turn" in (message.text or "")
+        if says_turn != (match.turn == seat):
+            problems.append(
+                f"move {game.move}: {user.first_name}'s hand says your turn {says_turn}, "
+                f"turn is seat {match.turn}, theirs {seat}"
+            )
+    return problems
+
+
+def _plain(text: str | None) -> str:
+    """A message's text as shown (the emulator keeps the entities' text)."""
+    return re.sub(r"<[^>]+>", "", html.unescape(text or "")).strip()
+
+
 async def _checked_step(runner, table, strategies, report: ChaosReport) -> None:
-    """One person's action; if the bot said it was accepted, it must have taken effect."""
+    """One person's action; if the bot said it was accepted, it must have taken effect.
+    Before it, what the chats show is checked against the stored game."""
     await runner.settle()
     before = await table.game()
+    shown = await check_shown(runner, table, before)
+    report.shown_checks += 1
+    if shown:
+        report.problems.extend(shown)
+        report.wrong_shown += 1
     match = Match.from_json(before.state)
     seat = match.turn
     presses = table.presses

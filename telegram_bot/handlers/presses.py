@@ -57,25 +57,29 @@ class _Responder:
         self.query = query
         self.hold = hold
         self.done = False
-        self._sent = asyncio.Event()
         self._later: list[Callable[[], Awaitable[Any]]] = []
 
-    async def __call__(self, answer: Answer) -> None:
+    async def __call__(self, answer: Answer) -> bool:
+        """False when the answer could not be given (a second call waits for the
+        first one's outcome)."""
         if self.done:
-            await self._sent.wait()  # the first answer is on its way: after it, then
-            return
+            return await asyncio.shield(self._outcome)
         self.done = True
+        self._outcome = asyncio.get_running_loop().create_future()
+        ok = False
         try:
             await self.query.answer(answer.text, show_alert=answer.alert, url=answer.url)
+            ok = True
         except TelegramError as exc:  # e.g. "query is too old": the person moved on
             if old_query(exc):  # answered already (a worker killed after answering), or late
                 log.info("a press not answered (an old query): %s", exc)
             else:
                 log.warning("could not answer a button press: %s: %s", type(exc).__name__, exc)
         finally:
-            self._sent.set()
+            self._outcome.set_result(ok)
             if self.hold is not None:
                 self.hold.release()
+        return ok
 
     def later(self, call: Callable[[], Awaitable[Any]]) -> None:
         """A Bot API call of the handler's own, made once the press is answered."""
@@ -206,6 +210,7 @@ async def _dispatch(
         build,
         by_hand=a == "p",
         on_commit=lambda: respond(done),
+        press=(update.callback_query.id, done),
     )
     pending = getattr(answer, "selection", None)
     if pending is not None:

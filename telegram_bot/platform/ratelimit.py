@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
@@ -320,6 +321,52 @@ class PacingRateLimiter(AIORateLimiter):
     def __init__(self, **limits: Any) -> None:
         limits["max_retries"] = 0
         super().__init__(**limits)
+        # Each group's grants of the last minute (Telegram's window), and whether
+        # they alone decide (see stop_pacing).
+        self._grants: OrderedDict[str | int, deque[float]] = OrderedDict()
+        self._window_calls = (
+            int(limits.get("group_max_rate", 20))
+            + int(
+                60 / float(limits.get("group_time_period", 60)) * limits.get("group_max_rate", 20)
+            )
+            - 1
+        )
+        self._paced = True
+
+    def stop_pacing(self) -> None:
+        """A graceful stop: the groups' buckets pace calls well below Telegram's limit
+        (one call each 4 s once a burst is spent), so the last messages of a match
+        (table, hand result, "match over") could wait past the stop's grace. From now
+        on a group's calls wait only when the last minute already holds one call fewer
+        than the buckets ever allow in a minute (18 of 19): the same bound, without the
+        pacing. (The next process's buckets start full anyway.)"""
+        self._paced = False
+
+    def _get_group_limiter(self, group_id: str | int | bool) -> Any:
+        paced = super()._get_group_limiter(group_id)
+        return _GroupWindow(self, group_id, paced)
+
+    async def _window_wait(self, group_id: str | int | bool) -> None:
+        loop = asyncio.get_running_loop()
+        grants = self._grants.get(group_id)
+        while grants is not None and len(grants) >= self._window_calls:
+            wait = grants[0] + 60.0 - loop.time()
+            if wait <= 0:
+                grants.popleft()
+                continue
+            await asyncio.sleep(wait)
+
+    def _granted(self, group_id: str | int | bool) -> None:
+        now = asyncio.get_running_loop().time()
+        grants = self._grants.get(group_id)
+        if grants is None:
+            grants = self._grants[group_id] = deque()
+        self._grants.move_to_end(group_id)
+        grants.append(now)
+        while grants and grants[0] < now - 60.0:
+            grants.popleft()
+        while len(self._grants) > 1024:
+            self._grants.popitem(last=False)
 
     async def process_request(
         self,
@@ -348,3 +395,21 @@ class PacingRateLimiter(AIORateLimiter):
                 refused.error,
             )
             raise refused.error from None
+
+
+class _GroupWindow:
+    """A group's limiter for :class:`PacingRateLimiter`: its leaky bucket while it
+    paces, the window of its last minute's grants once it stops pacing."""
+
+    def __init__(self, owner: PacingRateLimiter, group_id: Any, paced: Any) -> None:
+        self._owner, self._group, self._paced = owner, group_id, paced
+
+    async def __aenter__(self) -> None:
+        if self._owner._paced:
+            await self._paced.__aenter__()
+        else:
+            await self._owner._window_wait(self._group)
+        self._owner._granted(self._group)
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None

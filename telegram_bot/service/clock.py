@@ -182,6 +182,20 @@ class Clock:
         else:
             self.schedule_timer(game)
 
+    def resume(self, game: Game, match: Match) -> None:
+        """After a restart of the single process: like :meth:`after_commit`, but the
+        computers' lease in the row is its dead predecessor's (nobody else plays here),
+        so their turn is taken over at once, not when that lease runs out."""
+        if self.liveness is not None or self.controller(game, match) is None:
+            self.after_commit(game, match)
+            return
+        self._cancel_timer(game.id)
+        wait = 0.0 if game.due_at is None else (game.due_at - utcnow()).total_seconds()
+        delay = min(max(0.0, wait), self._shared.config.computer_delay)
+        self._shared.background.spawn(
+            self._advance(game.id, game.move, delay=delay, dead=game.clock_worker or 0)
+        )
+
     def after_commit_later(self, game: Game, match: Match) -> None:
         """Arm the timer or the computers once the caller's transaction has committed."""
 

@@ -64,7 +64,7 @@ class Recovery:
         for game in games:
             if game.status != "playing" or game.state is None:
                 continue
-            self._clock.after_commit(game, Match.from_json(game.state))
+            self._clock.resume(game, Match.from_json(game.state))
             count += 1
         return count
 

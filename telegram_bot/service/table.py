@@ -74,6 +74,7 @@ class Table:
         *,
         by_hand: bool = False,
         on_commit: Callable[[], Awaitable[Any]] | None = None,
+        press: tuple[str, Answer] | None = None,
     ) -> Answer:
         """Apply a human's action if the press is current and legal.
 
@@ -81,7 +82,10 @@ class Table:
         the hand number (card buttons stay valid for their whole hand). A press
         known to be stale is refused at once, without waiting for the game's lock.
         ``on_commit`` runs (in the background) as soon as the action is stored,
-        before the messages are redrawn: it answers the press.
+        before the messages are redrawn: it answers the press, and returns False if
+        it could not. ``press`` (the callback query's id and that answer) stores the
+        answer with the move, so that a press whose handler is killed before it
+        answers is answered after the restart (see ``Outbox.answer``).
         """
         tr = await self._shared.translators.user(user_id)
         stale = self._progress.stale(game_id, move, by_hand, tr)
@@ -102,10 +106,15 @@ class Table:
                     events = match.apply(seat, built)
                 except IllegalAction as exc:
                     return Answer(_error_text(exc, tr), alert=True)
+                if press is not None:
+                    query_id, answer = press
+                    await self._shared.outbox.answer(
+                        s, user_id, query_id, answer.text, answer.alert
+                    )
                 await self._store(s, game, match, seat, events)
             self._progress.note(game, match)
             if on_commit is not None:
-                self._shared.background.spawn(on_commit())
+                self._shared.background.spawn(self._answer(on_commit, press))
         self._clock.after_commit(game, match)
         return Answer()
 
@@ -145,6 +154,13 @@ class Table:
         await self._clock.commit(s, game, match, events)
         if not self._clock.computers_follow(game, match, events):
             await self._views.render(s, game, match, events)
+
+    async def _answer(
+        self, on_commit: Callable[[], Awaitable[Any]], press: tuple[str, Answer] | None
+    ) -> None:
+        ok = await on_commit()
+        if press is not None:
+            self._shared.outbox.answered(press[0], ok is not False)
 
     async def _load_seat(
         self, s: AsyncSession, game_id: str, user_id: int, tr: Translator

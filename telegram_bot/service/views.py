@@ -3,10 +3,18 @@
 The table message in the game's chat, the results, the reposts, and each player's
 hand message (only the hands a move changes are edited; after the trump call the
 others' hands are posted anew, so that it notifies them).
+
+Which hands a move changes is not read from its events alone: a person's card that
+computers follow is stored without a render (it is shown with theirs, one edit later,
+by another transaction, maybe by the next process after a kill). So each hand's
+essentials (its cards, whether it is that player's turn, the phase) as last decided
+are remembered, and a hand whose essentials differ, or that this process has not
+decided since it started, is edited too.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,6 +38,18 @@ __all__ = ["OPEN_TABLE", "Views"]
 #: The Mini App's buttons: on each hand message, and on the group's table.
 OPEN_TABLE = N_("🃏 Open the table")
 
+#: Hands whose essentials are remembered (least recently decided ones forgotten first:
+#: a forgotten hand is edited at its next render, which costs a call, never a wrong hand).
+_HANDS_REMEMBERED = 20_000
+
+
+def _essentials(game: Game, match: Match, seat: int) -> tuple[Any, ...]:
+    """What a hand message must never show wrong: the cards, whose turn it is (theirs
+    or not), the phase and hand, whether the seat is away."""
+    view = match.view(seat)
+    away = bool(game.seats[match.order[seat]].get("away"))
+    return (view.hand_no, view.phase, tuple(view.hand), view.turn == seat, away)
+
 
 class Views:
     def __init__(
@@ -44,6 +64,8 @@ class Views:
         self._config = config or ServiceConfig()
         #: Who has a game's page open (the Mini App), or None without one.
         self._watchers = watchers
+        # Hand slot -> the essentials its last committed edit shows (see the module).
+        self._hands: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
 
     def hand_keyboard(
         self, game: Game, match: Match, seat: int, tr: Translator, selected: Any = ()
@@ -142,13 +164,19 @@ class Views:
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
         everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
         acted = {getattr(e, "seat", None) for e in events}
+        decided: dict[str, tuple[Any, ...]] = {}
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
-            if quiet and cards_only:
+            if not uid:
+                continue
+            slot = repo.hand_slot(game.id, uid)
+            essentials = _essentials(game, match, seat)
+            changed = self._hands.get(slot) != essentials
+            if quiet and cards_only:  # the pages show every card: the hand at a trick's start
                 wanted = trick_won and seat == match.turn
             else:
-                wanted = everyone or seat == match.turn or seat in acted
-            if not uid or not wanted:
+                wanted = everyone or changed or seat == match.turn or seat in acted
+            if not wanted:
                 continue
             tr = await self._translators.user(uid, s)
             await self._outbox.edit(
@@ -156,8 +184,18 @@ class Views:
                 uid,
                 self.private_text(game, match, seat, tr),
                 self.hand_keyboard(game, match, seat, tr),
-                slot=repo.hand_slot(game.id, uid),
+                slot=slot,
             )
+            decided[slot] = essentials
+        if decided:
+            self._outbox.after_commit(s, lambda: self._remember(decided))
+
+    def _remember(self, decided: dict[str, tuple[Any, ...]]) -> None:
+        for slot, essentials in decided.items():
+            self._hands[slot] = essentials
+            self._hands.move_to_end(slot)
+        while len(self._hands) > _HANDS_REMEMBERED:
+            self._hands.popitem(last=False)
 
     async def _after_trump_call(
         self, s: AsyncSession, game: Game, match: Match, events: list[Event]

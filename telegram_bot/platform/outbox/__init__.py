@@ -117,3 +117,5 @@ class Outbox(Deciding, Draining, Cleanup):
         self.on_migrated: Callable[[int, int], Awaitable[None]] | None = None
         #: A forum topic refuses the bot (closed or deleted): (chat id, thread id).
         self.on_topic_gone: Callable[[int, int], Awaitable[None]] | None = None
+        # Stored answers of presses the handlers are answering: query id -> row.
+        self._answers: dict[str, _Row] = {}

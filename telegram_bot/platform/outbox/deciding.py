@@ -3,8 +3,9 @@ its commit (see the package's documentation)."""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -46,6 +47,7 @@ class Deciding:
                 s.info["outbox_wanted"] = {}
                 s.info["outbox_rows"] = []
                 s.info["outbox_replaced"] = {}
+                s.info["outbox_after"] = []
                 yield s
                 await self._write(s)
                 if not self.shared:
@@ -121,11 +123,26 @@ class Deciding:
             ids = s.info.get("outbox_ids", [])
             for row_id, row in zip(ids, s.info["outbox_rows"], strict=True):
                 chat_id = row["chat_id"]
+                if row["op"] == "answer":  # the handler answers; see answered()
+                    query_id = json.loads(row["markup"])["id"]
+                    self._answers[query_id] = _Row(id=row_id, **row)
+                    self._done_ids.add(row_id)  # kept out of every read meanwhile
+                    continue
                 if chat_id in self._unread or row_id in self._read_early.get(chat_id, ()):
                     continue  # a drain reads it from the database (or has read it)
                 self._rows.setdefault(chat_id, {})[row_id] = _Row(id=row_id, **row)
         for chat_id in s.info.pop("outbox_chats", ()):
             self.kick(chat_id)
+        for callback in s.info.pop("outbox_after", ()):
+            callback()
+
+    def after_commit(self, s: AsyncSession, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once this transaction (from :meth:`transaction`) has
+        committed; never if it rolls back."""
+        after = s.info.get("outbox_after")
+        if after is None:
+            raise RuntimeError("after_commit needs a session from Outbox.transaction()")
+        after.append(callback)
 
     def _note(self, s: AsyncSession, chat_id: int) -> list[dict[str, Any]]:
         chats = s.info.get("outbox_chats")
@@ -233,6 +250,34 @@ class Deciding:
             {"chat_id": chat_id, "op": "delete", "slot": slot, "message_id": message_id}
         )
         s.info["outbox_wanted"][_target(chat_id, slot, message_id)] = None
+
+    async def answer(
+        self, s: AsyncSession, chat_id: int, query_id: str, text: str | None, alert: bool = False
+    ) -> None:
+        """A button press's answer, stored with the move it answers. The handler
+        answers at once and then calls :meth:`answered`; a row left behind (killed in
+        between, or the answer failed) is carried out by a drain, after a restart too,
+        while Telegram still takes it. (One process only: with several, the ingress
+        side answers.)"""
+        if self.shared:
+            return
+        markup = json.dumps({"id": query_id, "alert": alert})
+        self._note(s, chat_id).append(
+            {"chat_id": chat_id, "op": "answer", "slot": None, "text": text, "markup": markup}
+        )
+
+    def answered(self, query_id: str, ok: bool) -> None:
+        """The handler answered the press (``ok``) or could not: its stored answer is
+        deleted with the next cleanup, or handed to the chat's drain."""
+        row = self._answers.pop(query_id, None)
+        if row is None:
+            return
+        if ok:
+            self._clean_later([row.id])
+            return
+        self._done_ids.discard(row.id)
+        self._rows.setdefault(row.chat_id, {})[row.id] = row
+        self.kick(row.chat_id)
 
     def note_message(self, chat_id: int, message_id: int) -> None:
         """A message appeared in a chat (sent by the bot, or an update it received)."""

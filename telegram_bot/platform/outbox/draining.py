@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from datetime import timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from telegram.error import (
     Forbidden,
     NetworkError,
     RetryAfter,
+    TelegramError,
     TimedOut,
 )
 
@@ -95,6 +97,11 @@ class Draining:
         left stays stored for the next start)."""
         tasks = [t for t in self._drains.values() if not t.done()]
         if tasks:
+            # What is queued goes now, within Telegram's limits but not paced below
+            # them (the group buckets' pacing held "match over" past the grace).
+            stop_pacing = getattr(getattr(self.bot, "rate_limiter", None), "stop_pacing", None)
+            if stop_pacing is not None:
+                stop_pacing()
             _done, left = await asyncio.wait(tasks, timeout=timeout)
             if left:
                 log.warning("stopping with messages of %d chat(s) still queued", len(left))
@@ -273,6 +280,8 @@ class Draining:
         """Carry out one row. True when it is done with; False to read the rows again."""
         chat_id = row.chat_id
         message_id = row.message_id
+        if row.op == "answer":
+            return await self._answer_press(row, batch)
         if row.op != "send" and row.slot is not None:
             message_id = batch.slots.get(row.slot)
             if message_id is None:  # never sent (the chat refused it): nothing to change
@@ -338,6 +347,35 @@ class Draining:
                 return True
             await self._reschedule(row, utcnow() + timedelta(seconds=1))
             return False
+
+    async def _answer_press(self, row: _Row, batch: _Batch) -> bool:
+        """A press's stored answer the handler did not give (killed first, or its
+        call failed). Telegram refuses it once too old: one line, and it is dropped."""
+        press = json.loads(row.markup or "{}")
+        self._answers.pop(press.get("id"), None)  # (its handler's answered() is then moot)
+        data: dict[str, Any] = {
+            "callback_query_id": press.get("id"),
+            "show_alert": press.get("alert", False),
+        }
+        if row.text:
+            data["text"] = row.text
+        try:
+            async with self._calling:
+                await self.bot._post("answerCallbackQuery", data)
+            self.stats["answered"] += 1
+        except BadRequest as exc:  # e.g. "query is too old" (a NetworkError in PTB)
+            log.info("answer to a press in %s refused: %s", row.chat_id, exc)
+        except (TimedOut, NetworkError) as exc:  # again, until Telegram says too old
+            backoff = min(2.0 ** min(row.attempts, 3), 8.0)
+            log.info(
+                "answer to a press in %s failed (%s); again in %.0f s", row.chat_id, exc, backoff
+            )
+            await self._reschedule(row, utcnow() + timedelta(seconds=backoff))
+            return False
+        except TelegramError as exc:  # e.g. "query is too old"
+            log.info("answer to a press in %s refused: %s", row.chat_id, exc)
+        self._done_with(row, batch)
+        return True
 
     async def _call(self, method: str, row: _Row, message_id: int | None) -> Any:
         """The row's Bot API call, with its markup as stored and Telegram's answer as
