@@ -28,6 +28,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
 BACKENDS = ("sqlite", "postgresql")
 
 PG_HOST = "127.0.0.1"
@@ -132,10 +135,39 @@ async def fresh_database_url(backend: str, tmp_path: str | Path) -> AsyncIterato
     if backend != "postgresql":
         raise ValueError(f"unknown backend {backend!r}")
     if await postgres_admin_dsn() is None:
-        import pytest
 
         if os.environ.get("HOKM_TEST_PG", "").strip() == "1":
             pytest.fail("PostgreSQL required (HOKM_TEST_PG=1) but not reachable")
         pytest.skip("PostgreSQL not reachable at 127.0.0.1:5432")
     async with fresh_postgres_url() as url:
         yield url
+
+
+# The database fixtures of tests/storage and tests/online (their conftests import them):
+# ``db_url`` a fresh empty database per backend, ``engine`` on it migrated to head,
+# ``sessions`` an async_sessionmaker bound to it.
+
+
+@pytest.fixture(params=BACKENDS)
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    async with fresh_database_url(request.param, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
+    from telegram_bot.platform.storage import create_engine, migrate
+
+    await migrate(db_url)
+    eng = create_engine(db_url)
+    try:
+        yield eng
+    finally:
+        await eng.dispose()
+
+
+@pytest.fixture
+def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    from telegram_bot.platform.storage import session_factory
+
+    return session_factory(engine)
