@@ -135,7 +135,6 @@ async def fresh_database_url(backend: str, tmp_path: str | Path) -> AsyncIterato
     if backend != "postgresql":
         raise ValueError(f"unknown backend {backend!r}")
     if await postgres_admin_dsn() is None:
-
         if os.environ.get("HOKM_TEST_PG", "").strip() == "1":
             pytest.fail("PostgreSQL required (HOKM_TEST_PG=1) but not reachable")
         pytest.skip("PostgreSQL not reachable at 127.0.0.1:5432")
