@@ -7,6 +7,7 @@ import asyncio
 import html
 import re
 import signal
+import time
 from datetime import timedelta
 
 import pytest
@@ -19,14 +20,34 @@ from telegram_bot.platform.storage.models import utcnow
 from testkit.chaos import ProcessRunner, bot_process, open_match
 from testkit.simulation import Table, by_level
 
+#: Seconds a polling loop may see nothing move before it fails: a hang, not slowness.
+STALL = 120.0
+
+
+class _Progress:
+    """Fails a polling loop whose marker (a move number, a count of calls) stayed the
+    same for :data:`STALL` seconds: the loops wait on progress, and a bot that stops
+    making any fails the test instead of hanging CI."""
+
+    def __init__(self) -> None:
+        self.marker: object = None
+        self.since = time.monotonic()
+
+    def check(self, marker: object) -> None:
+        if marker != self.marker:
+            self.marker, self.since = marker, time.monotonic()
+            return
+        assert time.monotonic() - self.since < STALL, f"no progress for {STALL:.0f} s"
+
 
 async def _until(check, runner: ProcessRunner):
-    """Poll the database until ``check(game)`` holds (waits on progress: the bot's
-    own stall detection fails it, never a deadline)."""
+    """Poll the database until ``check(game)`` holds (waits on progress)."""
+    progress = _Progress()
     while True:
         game = await Table(runner.emu, runner, runner.group, []).game()
         if check(game):
             return game
+        progress.check(game.move)
         await asyncio.sleep(0.02)
 
 
@@ -46,8 +67,10 @@ async def test_a_restarted_process_takes_its_computers_turn_over_at_once(emu, db
         # Play until the computers hold their thinking lease (the person's press goes
         # on in the background: its settle would wait the computers out).
         stepping: asyncio.Task[bool] | None = None
+        progress = _Progress()
         while True:
             game = await table.game()
+            progress.check(game.move)
             assert game.status == "playing", "the match ended before the computers thought"
             if game.due_at is not None and game.due_at > utcnow() + timedelta(seconds=5):
                 break
@@ -84,10 +107,12 @@ async def test_sigterm_sends_the_queued_messages_before_exiting(emu, db_url, tmp
         await open_match(runner, table, [user], ["timer=0", "target=1", "level=easy"])
         strategy = by_level("easy", seed=2)
         pressed = -1
+        progress = _Progress()
         while True:
             game = await table.game()
             if game.status == "finished":
                 break
+            progress.check(game.move)
             match = Match.from_json(game.state)
             mid = (game.private_messages or {}).get(str(user.id))
             mine = match.turn is not None and game.seats[match.order[match.turn]].get("user_id")
@@ -151,9 +176,11 @@ async def test_a_press_left_unanswered_at_a_kill_is_answered_after_the_restart(
         )
         move = game.move
         # Until the play is stored and its answer has failed once.
+        progress = _Progress()
         while not any(
             c.method == "answerCallbackQuery" and c.ok is False for c in emu.calls[mark:]
         ):
+            progress.check(sum(c.method != "getUpdates" for c in emu.calls[mark:]))
             await asyncio.sleep(0.01)
         assert (await table.game()).move > move
         await bot.stop(signal.SIGKILL)
