@@ -52,7 +52,7 @@ from telegram_bot.platform.storage.models import Game
 from telegram_bot.runtime.cluster import LEASE_SECONDS, free_port
 from testkit.emulator import BotApiEmulator, SimulationError
 from testkit.emulator.limits import COUNTED_METHODS
-from testkit.restartable import Restartable, log_says, run_stopping_on_sigterm
+from testkit.restartable import Restartable, cluster, run_stopping_on_sigterm
 from testkit.simulation import Table, lowest_card
 
 __all__ = ["FleetReport", "run_fleet"]
@@ -437,23 +437,7 @@ async def run_fleet(
     sessions = session_factory(engine)
     report = FleetReport(tables=tables, workers=workers)
     watcher = _Watcher(emu, engine)
-    ingress = Restartable(
-        "telegram_bot.runtime.cluster",
-        ["ingress"],
-        env,
-        log_dir / "ingress.log",
-        log_says("ingress listening"),
-    )
-    procs = [
-        Restartable(
-            "telegram_bot.runtime.cluster",
-            ["worker"],
-            env,
-            log_dir / f"worker{i}.log",
-            log_says("worker ready"),
-        )
-        for i in range(workers)
-    ]
+    ingress, procs = cluster(env, log_dir, workers)
     fleet = _Fleet(
         emu,
         sessions,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["ReadyCheck", "Restartable", "log_says", "run_stopping_on_sigterm"]
+__all__ = ["ReadyCheck", "Restartable", "cluster", "log_says", "run_stopping_on_sigterm"]
 
 T = TypeVar("T")
 
@@ -107,6 +107,31 @@ class Restartable:
     async def restart(self, sig: int = signal.SIGKILL) -> None:
         await self.stop(sig)
         await self.start()
+
+
+def cluster(
+    env: dict[str, str], log_dir: Path, workers: int
+) -> tuple[Restartable, list[Restartable]]:
+    """The webhook ingress and ``workers`` workers of ``telegram_bot.runtime.cluster``
+    (not started), each logging to ``log_dir``: the fleet's and the tests' topology."""
+    ingress = Restartable(
+        "telegram_bot.runtime.cluster",
+        ["ingress"],
+        env,
+        log_dir / "ingress.log",
+        log_says("ingress listening"),
+    )
+    procs = [
+        Restartable(
+            "telegram_bot.runtime.cluster",
+            ["worker"],
+            env,
+            log_dir / f"worker{i}.log",
+            log_says("worker ready"),
+        )
+        for i in range(workers)
+    ]
+    return ingress, procs
 
 
 def run_stopping_on_sigterm(main: Coroutine[Any, Any, T]) -> T | None:

@@ -17,7 +17,7 @@ from telegram_bot.platform.storage.db import create_engine, migrate, normalize_u
 from telegram_bot.platform.storage.models import Game
 from telegram_bot.runtime.cluster import free_port
 from testkit.emulator import BotApiEmulator
-from testkit.restartable import Restartable, log_says
+from testkit.restartable import cluster
 from tests.dbutil import fresh_database_url
 
 from .driver import buttons
@@ -55,23 +55,7 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
     await migrate(url)
     engine = create_engine(url, pool_size=4, max_overflow=0)
     sessions = session_factory(engine)
-    ingress = Restartable(
-        "telegram_bot.runtime.cluster",
-        ["ingress"],
-        env,
-        log_dir / "ingress.log",
-        log_says("ingress listening"),
-    )
-    procs = [
-        Restartable(
-            "telegram_bot.runtime.cluster",
-            ["worker"],
-            env,
-            log_dir / f"worker{i}.log",
-            log_says("worker ready"),
-        )
-        for i in range(WORKERS)
-    ]
+    ingress, procs = cluster(env, log_dir, WORKERS)
     await ingress.start()
     await asyncio.gather(*(p.start() for p in procs))
     try:
