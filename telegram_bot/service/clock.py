@@ -343,7 +343,9 @@ class Clock:
                         forfeited = uid
                 await self.commit(s, game, match, events)
                 if forfeited is not None:
-                    await online_seats.tell_forfeit(s, self._shared.outbox, game, forfeited, name)
+                    await online_seats.tell_forfeit(
+                        s, self._shared.outbox, self._shared.translators, game, forfeited, name
+                    )
                 await self._views.render(s, game, match, events)
             self._progress.note(game, match)
         self.after_commit(game, match)

@@ -72,7 +72,7 @@ class GameService:
         self.locks = KeyedLocks()
         self.background = Background()
         # An online table's chat is its people's private chats (see .online_seats).
-        fan_out = FanOut(outbox)
+        fan_out = FanOut(outbox, self.translators)
         self._shared = shared = Shared(
             sessions,
             fan_out,

@@ -15,11 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from core import Match
 from telegram_bot.chat import callbacks as cb
 from telegram_bot.chat import render
-from telegram_bot.chat.i18n import N_, Translator, get_translator, language_from_telegram
+from telegram_bot.chat.i18n import N_, Translator, get_translator
 from telegram_bot.platform.keyboards import PlainKeyboard
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game, utcnow
 from telegram_bot.service import ratings
+from telegram_bot.service.languages import Translators
 
 __all__ = [
     "GROUP_RATED",
@@ -29,7 +30,6 @@ __all__ = [
     "forfeit",
     "is_online",
     "is_online_chat",
-    "language_of",
     "online_slot",
     "rate_finished",
     "rating_line",
@@ -75,13 +75,6 @@ def rating_line(info: dict[str, Any], players: int, tr: Translator) -> str | Non
         after=tr.format_number(after),
         change=render.signed(after - before, tr),
     )
-
-
-async def language_of(s: AsyncSession, user_id: int) -> str:
-    user = await repo.get_user(s, user_id)
-    if user is None:
-        return "fa"
-    return user.language or language_from_telegram(user.telegram_language)
 
 
 # ----------------------------------------------------------------- the ratings
@@ -140,12 +133,14 @@ def forfeit(game: Game, index: int) -> bool:
     return True
 
 
-async def tell_forfeit(s: AsyncSession, outbox: Any, game: Game, user_id: int, name: str) -> None:
+async def tell_forfeit(
+    s: AsyncSession, outbox: Any, translators: Translators, game: Game, user_id: int, name: str
+) -> None:
     """After :func:`forfeit` was stored: the person's hand message says so, and the
     others are told (the game's chat, fanned out)."""
-    tr = get_translator(await language_of(s, user_id))
+    tr = await translators.user(user_id, s)
     await outbox.edit(s, user_id, tr(YOU_FORFEIT), None, slot=repo.hand_slot(game.id, user_id))
-    gtr = get_translator((await repo.get_chat(s, game.chat_id)).language)
+    gtr = await translators.chat(game.chat_id, s)
     await outbox.send(s, game.chat_id, gtr(FORFEITED).format(name=render.user_name(name)))
 
 
@@ -157,8 +152,9 @@ class FanOut:
     chat of every person seated (see the module's text). Everything else is the
     outbox's own."""
 
-    def __init__(self, outbox: Any) -> None:
+    def __init__(self, outbox: Any, translators: Translators) -> None:
         self._outbox = outbox
+        self._translators = translators
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._outbox, name)
@@ -218,7 +214,7 @@ class FanOut:
         group's buttons, inline play and the rematch, are not for strangers)."""
         if not playing:
             return None
-        tr = get_translator(await language_of(s, uid))
+        tr = await self._translators.user(uid, s)
         row = [
             {"text": tr(text), "callback_data": cb.encode("z", game_id, None, str(i))}
             for i, text in enumerate(REACTIONS)
@@ -232,7 +228,7 @@ class FanOut:
         if found is None:
             return None
         game_id, people, playing = found
-        langs = {uid: await language_of(s, uid) for uid in people}
+        langs = {uid: await self._translators.user_lang(uid, s) for uid in people}
         texts = await self._in_languages(s, chat_id, game_id, text, langs) if slot else {}
         for uid in people:
             if slot is not None:
@@ -254,7 +250,7 @@ class FanOut:
         if found is None or slot is None:
             return None
         game_id, people, playing = found
-        langs = {uid: await language_of(s, uid) for uid in people}
+        langs = {uid: await self._translators.user_lang(uid, s) for uid in people}
         texts = await self._in_languages(s, chat_id, game_id, text, langs)
         for uid in people:
             keys = await self._reactions(s, game_id, uid, playing)

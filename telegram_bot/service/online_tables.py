@@ -45,7 +45,6 @@ from telegram_bot.service.online_seats import (
     REACTIONS,
     FanOut,
     is_online,
-    language_of,
 )
 from telegram_bot.service.shared import Shared
 
@@ -174,7 +173,7 @@ class OnlineTables:
             if len(self._last_reaction) > 10000:
                 self._last_reaction.clear()
             for uid in game.user_ids():
-                utr = get_translator(await language_of(s, uid))
+                utr = await self._shared.translators.user(uid, s)
                 text = utr(REACTED).format(
                     name=render.user_name(me.get("name")), reaction=utr(REACTIONS[int(arg)])
                 )
@@ -200,7 +199,7 @@ class OnlineTables:
                         started += 1
         async with self._shared.outbox.transaction() as s:
             for entry in await online.due_offers(s, now, self.wait):
-                tr = get_translator(await language_of(s, entry.user_id))
+                tr = await self._shared.translators.user(entry.user_id, s)
                 keys = PlainKeyboard(
                     [
                         [{"text": tr(START_NOW), "callback_data": cb.encode("q", "", None, "c")}],
@@ -258,7 +257,7 @@ class OnlineTables:
         await held.enter_async_context(self._shared.locks[game.id])
         gtr = get_translator(lang)
         for e in table:
-            utr = get_translator(await language_of(s, e.user_id))
+            utr = await self._shared.translators.user(e.user_id, s)
             names = [render.user_name(x["name"]) for x in seats if x and x["user_id"] != e.user_id]
             if len(seats) > len(table):
                 names.append(utr(COMPUTERS) + " " + utr(UNRATED))
