@@ -20,22 +20,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
+import secrets
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
-from sqlalchemy import event, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, event, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telegram_bot.platform.storage.models import OpenPage, utcnow
 
 __all__ = [
     "CHANNEL",
     "LiveBus",
     "LocalBus",
+    "OpenPages",
     "PgBus",
     "Subscription",
-    "Watchers",
     "announce",
     "notify",
+    "open_pages",
     "parse_notice",
 ]
 
@@ -184,37 +191,151 @@ async def announce(session: AsyncSession, bus: LiveBus | None, game_id: str, mov
     pending[game_id] = max(move, pending.get(game_id, -1))
 
 
-class Watchers:
-    """Who has a game's page open in this process: an open event stream per (game,
-    user), counted (a user may have two tabs). The web app opens and closes them; the
-    service asks :meth:`all_watching` to send fewer chat messages to such a table.
-    One process's memory: with several processes the workers never see the
-    ingress's streams, and so send every chat message as before."""
+class OpenPages:
+    """Who has a game's page open, kept in the database so that every process sees it
+    (a cluster's ingress serves the pages, its workers render the moves).
 
-    def __init__(self) -> None:
-        self._open: dict[str, dict[int, int]] = {}
+    The process serving event streams holds one :class:`~telegram_bot.platform.storage.models.OpenPage`
+    row per (game, user) with a stream open here (a user's tabs are counted in
+    memory: the row goes when the last closes), each a lease of ``lease`` seconds
+    pushed forward every ``lease / 3`` seconds while the process lives (:meth:`start`),
+    so a killed process's pages count as closed once their lease runs out. Any
+    process reads them with :func:`open_pages`, one indexed query. A failed write is
+    logged and leaves the chat as it would be without the page (never quieter)."""
 
-    def opened(self, game_id: str, user_id: int) -> None:
-        users = self._open.setdefault(game_id, {})
-        users[user_id] = users.get(user_id, 0) + 1
-
-    def closed(self, game_id: str, user_id: int) -> None:
-        users = self._open.get(game_id)
-        if not users or user_id not in users:
-            return
-        users[user_id] -= 1
-        if users[user_id] <= 0:
-            del users[user_id]
-        if not users:
-            del self._open[game_id]
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        lease: float = 60.0,
+        holder: str | None = None,
+    ) -> None:
+        self._sessions = sessions
+        self.lease = lease
+        #: This process's name on its rows (unique per start).
+        self.holder = holder or f"{socket.gethostname()[:32]}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._open: dict[tuple[str, int], int] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        #: Statistics: lease renewals made, writes that failed.
+        self.renewals = 0
+        self.failures = 0
 
     def watching(self, game_id: str) -> set[int]:
-        return set(self._open.get(game_id, ()))
+        """The users with a stream on ``game_id`` open in this process."""
+        return {uid for (gid, uid) in self._open if gid == game_id}
 
-    def all_watching(self, game_id: str, user_ids: list[int]) -> bool:
-        """True when every one of ``user_ids`` (a table's people) has the page open."""
-        users = self._open.get(game_id)
-        return bool(user_ids) and users is not None and all(u in users for u in user_ids)
+    async def opened(self, game_id: str, user_id: int) -> None:
+        key = (game_id, int(user_id))
+        self._open[key] = self._open.get(key, 0) + 1
+        if self._open[key] == 1:
+            await self._write(game_id, int(user_id), present=True)
+
+    async def closed(self, game_id: str, user_id: int) -> None:
+        key = (game_id, int(user_id))
+        left = self._open.get(key, 0) - 1
+        if left > 0:
+            self._open[key] = left
+            return
+        if self._open.pop(key, None) is not None:
+            await self._write(game_id, int(user_id), present=False)
+
+    async def _write(self, game_id: str, user_id: int, *, present: bool) -> None:
+        try:
+            async with self._sessions() as s, s.begin():
+                await s.execute(
+                    delete(OpenPage).where(
+                        OpenPage.game_id == game_id,
+                        OpenPage.user_id == user_id,
+                        OpenPage.holder == self.holder,
+                    )
+                )
+                if present:
+                    s.add(
+                        OpenPage(
+                            game_id=game_id,
+                            user_id=user_id,
+                            holder=self.holder,
+                            expires_at=utcnow() + timedelta(seconds=self.lease),
+                        )
+                    )
+        except Exception as exc:  # the database is away: the chat stays as it was
+            self.failures += 1
+            log.warning("open page of %s not stored: %s", game_id, exc)
+
+    async def renew(self) -> None:
+        """Push this process's leases forward (and drop rows whose lease ran out long
+        ago: a dead process's)."""
+        now = utcnow()
+        async with self._sessions() as s, s.begin():
+            if self._open:
+                await s.execute(
+                    update(OpenPage)
+                    .where(OpenPage.holder == self.holder)
+                    .values(expires_at=now + timedelta(seconds=self.lease))
+                )
+            await s.execute(
+                delete(OpenPage).where(OpenPage.expires_at < now - timedelta(seconds=self.lease))
+            )
+        self.renewals += 1
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._stop.clear()
+            self._task = asyncio.create_task(self._run(), name="open-pages")
+
+    async def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.lease / 3)
+            if self._stop.is_set():
+                break
+            try:
+                await self.renew()
+            except Exception as exc:
+                self.failures += 1
+                log.warning("open pages' leases not renewed: %s", exc)
+
+    async def close(self) -> None:
+        """Stop renewing and delete this process's rows (its streams are closed)."""
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is not None:
+            await task
+        self._open.clear()
+        try:
+            async with self._sessions() as s, s.begin():
+                await s.execute(delete(OpenPage).where(OpenPage.holder == self.holder))
+        except Exception as exc:
+            log.warning("open pages not removed (their leases will run out): %s", exc)
+
+
+async def open_pages(s: AsyncSession, game_id: str, now: datetime | None = None) -> frozenset[int]:
+    """The users who have ``game_id``'s page open in any process (a live lease), read
+    in ``s``'s transaction: one query on the table's key, made once per transaction
+    and game (the views and the online fan-out of one move share it)."""
+    sync = s.sync_session
+    txn = sync.get_transaction()
+    cache: dict[str, frozenset[int]] | None = None
+    if now is None and txn is not None:
+        mark = sync.info.get("open_pages")
+        if mark is not None and mark[0] is txn:
+            cache = mark[1]
+        else:
+            cache = {}
+            sync.info["open_pages"] = (txn, cache)
+        if game_id in cache:
+            return cache[game_id]
+    with sync.no_autoflush:
+        rows = await s.scalars(
+            select(OpenPage.user_id).where(
+                OpenPage.game_id == game_id, OpenPage.expires_at > (now or utcnow())
+            )
+        )
+        users = frozenset(int(u) for u in rows)
+    if cache is not None:
+        cache[game_id] = users
+    return users
 
 
 def parse_notice(payload: str) -> tuple[str, int] | None:

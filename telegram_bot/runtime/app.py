@@ -18,7 +18,7 @@ from telegram_bot import handlers
 from telegram_bot.chat import guide
 from telegram_bot.chat.i18n import DEFAULT_LANGUAGE, LANGUAGES, get_translator
 from telegram_bot.platform.http import make_request
-from telegram_bot.platform.live import LocalBus, PgBus, Watchers
+from telegram_bot.platform.live import LocalBus, OpenPages, PgBus
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.ratelimit import PacingRateLimiter, SharedRateLimiter
 from telegram_bot.platform.storage.db import create_engine, migrate, session_factory
@@ -113,7 +113,11 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         if serving:
             bus = PgBus(settings.database_url) if settings.shared else LocalBus()
             await bus.start()
-        watchers = Watchers() if serving and not settings.shared else None
+        # Who has a page open: written by the process serving the pages, read by
+        # every process's service (in the database, so a cluster's workers see it).
+        pages = OpenPages(sessions) if serving else None
+        if pages is not None:
+            await pages.start()
         service = GameService(
             sessions,
             Outbox(app.bot, sessions, shared=settings.shared),
@@ -130,12 +134,12 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
             ),
             thinkers=Thinkers(settings.think_processes),
             live=bus,
-            watchers=watchers,
         )
         app.bot_data["service"] = service
         if bus is not None:
             app.bot_data["live_bus"] = bus
-            app.bot_data["webapp"] = await serve(settings, sessions, service, bus, watchers)
+            app.bot_data["open_pages"] = pages
+            app.bot_data["webapp"] = await serve(settings, sessions, service, bus, pages)
         await set_command_menus(app.bot)
         resumed = await service.resume_all()
         service.start_clock()
@@ -149,6 +153,9 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
         webapp = app.bot_data.pop("webapp", None)
         if webapp is not None:
             await webapp.cleanup()
+        pages = app.bot_data.pop("open_pages", None)
+        if pages is not None:
+            await pages.close()
         bus = app.bot_data.pop("live_bus", None)
         if bus is not None:
             await bus.close()

@@ -3,8 +3,9 @@
 The page reads the games' rows (:class:`~telegram_bot.web.games.StoredGames`), plays
 through the service's own path (``GameService.web_act``: move-number check, one
 transaction, the outbox), and follows the moves on this process's live bus, on which
-the service publishes every committed move. Its event streams tell the service's
-:class:`~telegram_bot.platform.live.Watchers` who has a table open. Without a URL
+the service publishes every committed move. Its event streams keep who has a table
+open in the database (:class:`~telegram_bot.platform.live.OpenPages`), where every
+process's service reads it. Without a URL
 none of this runs and the bot is as before.
 """
 
@@ -15,7 +16,7 @@ import logging
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telegram_bot.platform.live import LiveBus, Watchers
+from telegram_bot.platform.live import LiveBus, OpenPages
 from telegram_bot.runtime.config import Settings
 from telegram_bot.runtime.startup import Unavailable
 from telegram_bot.service.games import GameService
@@ -32,11 +33,11 @@ async def serve(
     sessions: async_sessionmaker[AsyncSession],
     service: GameService,
     bus: LiveBus,
-    watchers: Watchers | None,
+    pages: OpenPages | None,
 ) -> web.AppRunner:
     """Serve the Mini App on ``HOKM_WEBAPP_LISTEN:HOKM_WEBAPP_PORT``; ``cleanup()`` stops it."""
     games = StoredGames(sessions, bus, service_actor(service.web_act))
-    app = create_app(games, WebConfig(bot_token=settings.token), watchers)
+    app = create_app(games, WebConfig(bot_token=settings.token), pages)
     try:
         runner = await start(app, settings.webapp_listen, settings.webapp_port)
     except OSError as error:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telegram_bot.platform.live import LiveBus, Watchers
+from telegram_bot.platform.live import LiveBus
 from telegram_bot.platform.locks import KeyedLocks
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
@@ -62,7 +62,6 @@ class GameService:
         config: ServiceConfig | None = None,
         thinkers: Thinkers | None = None,
         live: LiveBus | None = None,
-        watchers: Watchers | None = None,
     ) -> None:
         self.sessions = sessions
         self.outbox = outbox
@@ -82,7 +81,6 @@ class GameService:
             self.translators,
             thinkers,
             live,
-            watchers,
         )
         #: Several workers on PostgreSQL: this one's number and liveness lock (see
         #: telegram_bot.service.clock); None for one process.
@@ -91,7 +89,7 @@ class GameService:
         if outbox.shared and engine is not None and engine.dialect.name == "postgresql":
             self.liveness = Liveness(engine)
         self._progress = progress = Progress()
-        self.views = Views(fan_out, self.translators, self.config, watchers)
+        self.views = Views(fan_out, self.translators, self.config)
         self.clock = Clock(shared, views=self.views, progress=progress, liveness=self.liveness)
         self.lobby = Lobby(shared, views=self.views, clock=self.clock)
         self.table = Table(shared, views=self.views, clock=self.clock, progress=progress)

@@ -240,8 +240,11 @@ class FanOut:
         return None
 
     async def edit(
-        self, s, chat_id, text, markup=None, *, slot=None, message_id=None, thread=None
+        self, s, chat_id, text, markup=None, *, slot=None, message_id=None, thread=None, skip=()
     ) -> None:
+        """Edit the message in ``slot`` of ``chat_id``; at an online table, each
+        person's copy but those of the people in ``skip`` (who follow the table on
+        its page: see :meth:`telegram_bot.service.views.Views.render`)."""
         if not is_online_chat(chat_id):
             return await self._outbox.edit(
                 s, chat_id, text, markup, slot=slot, message_id=message_id, thread=thread
@@ -253,6 +256,8 @@ class FanOut:
         langs = {uid: await self._translators.user_lang(uid, s) for uid in people}
         texts = await self._in_languages(s, chat_id, game_id, text, langs)
         for uid in people:
+            if uid in skip:
+                continue
             keys = await self._reactions(s, game_id, uid, playing)
             mine = texts.get(langs[uid], text)
             await self._outbox.edit(s, uid, mine, keys, slot=online_slot(game_id, uid))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telegram_bot.platform import live as live_bus
-from telegram_bot.platform.live import LiveBus, Watchers
+from telegram_bot.platform.live import LiveBus
 from telegram_bot.platform.locks import KeyedLocks
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.thinking import Thinkers
@@ -33,8 +33,6 @@ class Shared:
     thinkers: Thinkers | None = None
     #: Where committed moves are published for open pages (the Mini App); None: nowhere.
     live: LiveBus | None = None
-    #: Who has a game's page open in this process (fewer chat messages to such a table).
-    watchers: Watchers | None = None
 
     async def announce(self, s: AsyncSession, game_id: str, move: int) -> None:
         """A move stored in ``s``'s transaction, for the Mini App's open pages (see

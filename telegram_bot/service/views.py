@@ -23,8 +23,8 @@ from telegram import InlineKeyboardMarkup
 from core import CardPlayed, Event, HandEnded, Match, MatchEnded, TrickWon, TrumpChosen
 from telegram_bot.chat import render
 from telegram_bot.chat.i18n import N_, Translator
+from telegram_bot.platform import live
 from telegram_bot.platform.keyboards import PlainKeyboard, web_app_button
-from telegram_bot.platform.live import Watchers
 from telegram_bot.platform.outbox import Outbox
 from telegram_bot.platform.storage import repo
 from telegram_bot.platform.storage.models import Game
@@ -57,13 +57,12 @@ class Views:
         outbox: Outbox,
         translators: Translators,
         config: ServiceConfig | None = None,
-        watchers: Watchers | None = None,
     ) -> None:
-        self._outbox = outbox
+        # The outbox, through online_seats.FanOut (an online table's chat is its
+        # people's private chats).
+        self._outbox: Any = outbox
         self._translators = translators
         self._config = config or ServiceConfig()
-        #: Who has a game's page open (the Mini App), or None without one.
-        self._watchers = watchers
         # Hand slot -> the essentials its last committed edit shows (see the module).
         self._hands: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
 
@@ -94,11 +93,15 @@ class Views:
             return PlainKeyboard([row])
         return PlainKeyboard([*keyboard.rows, row])
 
-    def _all_watching(self, game: Game) -> bool:
-        """Every person at the table has its page open (in this process)."""
-        if self._watchers is None:
-            return False
-        return self._watchers.all_watching(game.id, [int(u) for u in game.user_ids()])
+    async def watching(self, s: AsyncSession, game: Game) -> frozenset[int]:
+        """The people at ``game`` who have its page open (the Mini App), in any
+        process: one query in the move's transaction, none without a Mini App."""
+        if not self._config.webapp_url:
+            return frozenset()
+        people = {int(u) for u in game.user_ids()}
+        if not people:
+            return frozenset()
+        return await live.open_pages(s, game.id) & people
 
     async def show_table(
         self,
@@ -106,8 +109,22 @@ class Views:
         game: Game,
         text: str,
         markup: InlineKeyboardMarkup | PlainKeyboard | None,
+        *,
+        skip: frozenset[int] = frozenset(),
     ) -> None:
-        """Edit the game's table message."""
+        """Edit the game's table message (at an online table, not for the people in
+        ``skip``: each person's copy is their own message)."""
+        if skip:
+            await self._outbox.edit(
+                s,
+                game.chat_id,
+                text,
+                markup,
+                slot=repo.table_slot(game.id),
+                thread=game.thread_id,
+                skip=skip,
+            )
+            return
         await self._outbox.edit(
             s, game.chat_id, text, markup, slot=repo.table_slot(game.id), thread=game.thread_id
         )
@@ -128,16 +145,28 @@ class Views:
         gtr = await self._translators.chat(game.chat_id, s)
         table = render.table_text(game, match, gtr)
         keyboard = self.table_keyboard(game, match, gtr)
-        # Everyone follows the table on the page: the chat follows more slowly. The
-        # group's table once a trick, the hands when a trick starts (its leader's)
-        # and for everything but a card (the deal, the trump call, the hand's end),
-        # edited in place (the trump call posts no new hand messages).
-        quiet = bool(events) and self._all_watching(game)
+        # Who follows the game on its page (the Mini App) gets fewer chat messages,
+        # each person for themselves: their hand message is left alone through the
+        # hand (no edit a card, no new message at the trump call) and edited at the
+        # hand's end (with the next deal). At an online table their own copy of the
+        # table is left alone while cards are played. A group's table, which
+        # everyone reads, is edited once a trick (and for all but cards) when every
+        # person at it has the page open. A hand left alone is brought up to date by
+        # the first move after its page closes (what each hand message shows is
+        # remembered: see the module's text).
+        watching = await self.watching(s, game) if events else frozenset()
+        people = {int(u) for u in game.user_ids()}
         cards_only = all(isinstance(e, CardPlayed | TrickWon) for e in events)
         trick_won = any(isinstance(e, TrickWon) for e in events)
+        skip: frozenset[int] = frozenset()
+        if online_seats.is_online(game):
+            skip = watching if cards_only else frozenset()
+            quiet_table = bool(people) and people <= skip
+        else:
+            quiet_table = bool(people) and people <= watching and cards_only and not trick_won
         repost = await reposts.due(self._outbox, s, game, match, events)
-        if not repost and not (quiet and cards_only and not trick_won):
-            await self.show_table(s, game, table, keyboard)
+        if not repost and not quiet_table:
+            await self.show_table(s, game, table, keyboard, skip=skip)
         for e in events:
             if isinstance(e, HandEnded):
                 text = render.hand_result_text(e, game, match, gtr)
@@ -157,12 +186,13 @@ class Views:
                 )
         if repost:  # below the hand result
             await reposts.repost(self._outbox, s, game, table, keyboard)
-        if not quiet:  # the pages show the trump call: no new, notifying hand messages
-            await self._after_trump_call(s, game, match, events)
+        # Those whose page shows the trump call get no new, notifying hand message.
+        await self._after_trump_call(s, game, match, events, watching)
         # A card played by someone else edits only the hand of the player now on turn:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
         everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
+        hand_over = any(isinstance(e, HandEnded | MatchEnded) for e in events)
         acted = {getattr(e, "seat", None) for e in events}
         decided: dict[str, tuple[Any, ...]] = {}
         for seat in range(match.n):
@@ -172,8 +202,8 @@ class Views:
             slot = repo.hand_slot(game.id, uid)
             essentials = _essentials(game, match, seat)
             changed = self._hands.get(slot) != essentials
-            if quiet and cards_only:  # the pages show every card: the hand at a trick's start
-                wanted = trick_won and seat == match.turn
+            if int(uid) in watching:  # the page shows the hand
+                wanted = hand_over
             else:
                 wanted = everyone or changed or seat == match.turn or seat in acted
             if not wanted:
@@ -198,18 +228,24 @@ class Views:
             self._hands.popitem(last=False)
 
     async def _after_trump_call(
-        self, s: AsyncSession, game: Game, match: Match, events: list[Event]
+        self,
+        s: AsyncSession,
+        game: Game,
+        match: Match,
+        events: list[Event],
+        watching: frozenset[int] = frozenset(),
     ) -> None:
         """Before the hand messages are edited: after the trump call everyone else gets
         their whole hand as a new, notifying message (the edit that follows then finds
-        nothing to change). See :mod:`telegram_bot.service.pings`."""
+        nothing to change), but for those whose page is open (it shows the call). See
+        :mod:`telegram_bot.service.pings`."""
         for event in events:
             if not isinstance(event, TrumpChosen):
                 continue
             for seat in range(match.n):
                 info = game.seats[match.order[seat]]
                 uid = info.get("user_id")
-                if seat == event.seat or not uid or info.get("away"):
+                if seat == event.seat or not uid or info.get("away") or int(uid) in watching:
                     continue
                 await self.post_hand_again(s, game, match, seat, int(uid))
 

@@ -41,7 +41,7 @@ from aiohttp import web
 
 from core.actions import action_from_dict
 from telegram_bot.chat.i18n import LANGUAGES
-from telegram_bot.platform.live import Watchers
+from telegram_bot.platform.live import OpenPages
 from telegram_bot.web import cards
 from telegram_bot.web.games import WebError, WebGames
 from telegram_bot.web.initdata import DEFAULT_MAX_AGE, InitDataError, WebAppUser, validate
@@ -104,7 +104,7 @@ class RateLimiter:
 GAMES_KEY = web.AppKey("games", WebGames)
 CONFIG_KEY = web.AppKey("web_config", WebConfig)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
-WATCHERS_KEY = web.AppKey("watchers", Watchers)
+PAGES_KEY = web.AppKey("open_pages", OpenPages)
 
 
 def _error(status: int, code: str, **info: Any) -> web.Response:
@@ -311,11 +311,12 @@ async def _events(request: web.Request) -> web.StreamResponse:
                 }
             )
             await response.prepare(request)
-            # A seated user's page is open while this stream is: the service sends
-            # such a table fewer chat messages (see telegram_bot.service.views).
-            watchers = request.app.get(WATCHERS_KEY)
-            if watchers is not None:
-                watchers.opened(game_id, user.id)
+            # A seated user's page is open while this stream is: stored for every
+            # process, whose service then sends that person fewer chat messages (see
+            # telegram_bot.service.views).
+            pages = request.app.get(PAGES_KEY)
+            if pages is not None:
+                await pages.opened(game_id, user.id)
             # The stream ends when the initData it was opened with expires.
             expires = time.monotonic() + max(0.0, user.auth_date + config.max_age - time.time())
             last = since if since is not None else -1
@@ -347,8 +348,10 @@ async def _events(request: web.Request) -> web.StreamResponse:
             except (ConnectionResetError, asyncio.CancelledError):
                 pass  # the page went away
             finally:
-                if watchers is not None:
-                    watchers.closed(game_id, user.id)
+                if pages is not None:
+                    # Shielded: a cancelled stream (the page went away, the server
+                    # stops) still removes its row.
+                    await asyncio.shield(pages.closed(game_id, user.id))
             return response
 
 
@@ -364,16 +367,16 @@ class _closing:
 
 
 def create_app(
-    games: WebGames, config: WebConfig, watchers: Watchers | None = None
+    games: WebGames, config: WebConfig, pages: OpenPages | None = None
 ) -> web.Application:
-    """The Mini App's aiohttp application over ``games``; ``watchers`` (if given)
-    learns which users have which game's page open."""
+    """The Mini App's aiohttp application over ``games``; ``pages`` (if given) keeps
+    which users have which game's page open, for every process to see."""
     app = web.Application(middlewares=[_headers, _errors], client_max_size=_MAX_BODY * 4)
     app[GAMES_KEY] = games
     app[CONFIG_KEY] = config
     app[LIMITER_KEY] = RateLimiter(config.burst, config.rate)
-    if watchers is not None:
-        app[WATCHERS_KEY] = watchers
+    if pages is not None:
+        app[PAGES_KEY] = pages
     app.router.add_get("/", _page)
     app.router.add_static("/static/", STATIC, append_version=False)
     app.router.add_get("/cards/{path:.+}", _card)

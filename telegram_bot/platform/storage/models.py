@@ -484,3 +484,27 @@ class RatedMatch(Base):
 
     def __repr__(self) -> str:
         return f"RatedMatch(id={self.id!r}, game_id={self.game_id!r}, players={self.players!r})"
+
+
+class OpenPage(Base):
+    """A Mini App page open on a game: one process's event stream(s) of one user.
+
+    The process that serves the stream (``holder``) writes the row when the user's
+    first stream on the game opens, pushes ``expires_at`` forward while it stays open
+    (a lease: a killed process's rows expire by themselves) and deletes it when the
+    last one closes. The service reads the game's live rows in a move's transaction
+    to send fewer chat messages to people who follow the game on the page
+    (:mod:`telegram_bot.platform.live`)."""
+
+    __tablename__ = "open_pages"
+    __table_args__ = (Index("ix_open_pages_holder", "holder"),)
+
+    game_id: Mapped[str] = mapped_column(String(8), primary_key=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenPage(game_id={self.game_id!r}, user_id={self.user_id!r}, holder={self.holder!r})"
+        )
