@@ -36,7 +36,7 @@ async def serve(
     pages: OpenPages | None,
 ) -> web.AppRunner:
     """Serve the Mini App on ``HOKM_WEBAPP_LISTEN:HOKM_WEBAPP_PORT``; ``cleanup()`` stops it."""
-    games = StoredGames(sessions, bus, service_actor(service.web_act))
+    games = StoredGames(sessions, bus, service_actor(service.web_act), service.page_closed)
     app = create_app(games, WebConfig(bot_token=settings.token), pages)
     try:
         runner = await start(app, settings.webapp_listen, settings.webapp_port)

@@ -112,6 +112,8 @@ class GameService:
         self.act = self.table.act
         #: The Mini App's move (raises :class:`~.answer.Refused`).
         self.web_act = self.table.play
+        #: The Mini App's page closed for a person: their chat brought up to date.
+        self.page_closed = self.table.page_closed
         self.set_away = self.table.set_away
         self.show_selection = self.views.show_selection
         self.player_returns = self.recovery.player_returns

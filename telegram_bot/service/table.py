@@ -144,6 +144,22 @@ class Table:
             self._progress.note(game, match)
         self._clock.after_commit(game, match)
 
+    async def page_closed(self, game_id: str, user_id: int) -> None:
+        """The Mini App's page of ``game_id`` closed for ``user_id`` (their last event
+        stream in the process that served it): unless another is open (a tab, another
+        process), their chat messages are brought up to date (see
+        :meth:`.views.Views.page_closed`)."""
+        async with self._shared.locks[game_id]:
+            async with self._shared.outbox.transaction() as s:
+                game = await repo.get_game(s, game_id)
+                if game is None or game.state is None or game.status != "playing":
+                    return
+                match = Match.from_json(game.state)
+                seat = seat_of(game, match, user_id)
+                if seat is None or user_id in await self._views.watching(s, game):
+                    return
+                await self._views.page_closed(s, game, match, seat)
+
     async def _store(
         self, s: AsyncSession, game: Game, match: Match, seat: int, events: list[Any]
     ) -> None:

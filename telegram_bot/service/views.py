@@ -146,14 +146,15 @@ class Views:
         table = render.table_text(game, match, gtr)
         keyboard = self.table_keyboard(game, match, gtr)
         # Who follows the game on its page (the Mini App) gets fewer chat messages,
-        # each person for themselves: their hand message is left alone through the
-        # hand (no edit a card, no new message at the trump call) and edited at the
-        # hand's end (with the next deal). At an online table their own copy of the
-        # table is left alone while cards are played. A group's table, which
+        # each person for themselves. Their hand message is left alone while the page
+        # is open (no edit a card, no new message at the trump call; the match's end
+        # is shown): it is brought up to date when the page closes
+        # (:meth:`page_closed`) and, should that be missed (a killed process's lease
+        # runs out), by the first move after, as what each hand message shows is
+        # remembered (see the module's text). At an online table their own copy of
+        # the table is left alone while cards are played. A group's table, which
         # everyone reads, is edited once a trick (and for all but cards) when every
-        # person at it has the page open. A hand left alone is brought up to date by
-        # the first move after its page closes (what each hand message shows is
-        # remembered: see the module's text).
+        # person at it has the page open.
         watching = await self.watching(s, game) if events else frozenset()
         people = {int(u) for u in game.user_ids()}
         cards_only = all(isinstance(e, CardPlayed | TrickWon) for e in events)
@@ -192,7 +193,6 @@ class Views:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
         everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
-        hand_over = any(isinstance(e, HandEnded | MatchEnded) for e in events)
         acted = {getattr(e, "seat", None) for e in events}
         decided: dict[str, tuple[Any, ...]] = {}
         for seat in range(match.n):
@@ -202,8 +202,8 @@ class Views:
             slot = repo.hand_slot(game.id, uid)
             essentials = _essentials(game, match, seat)
             changed = self._hands.get(slot) != essentials
-            if int(uid) in watching:  # the page shows the hand
-                wanted = hand_over
+            if int(uid) in watching:  # the page shows the hand (and is the one looked at)
+                wanted = match.is_over
             else:
                 wanted = everyone or changed or seat == match.turn or seat in acted
             if not wanted:
@@ -219,6 +219,29 @@ class Views:
             decided[slot] = essentials
         if decided:
             self._outbox.after_commit(s, lambda: self._remember(decided))
+
+    async def page_closed(self, s: AsyncSession, game: Game, match: Match, seat: int) -> None:
+        """``seat``'s person closed the game's page (no stream of theirs is open
+        anywhere): their hand message, and at an online table their copy of the
+        table, brought up to date, whatever this process believes they show (an
+        edit equal to what a message shows costs nothing: the outbox skips it)."""
+        uid = int(game.seats[match.order[seat]]["user_id"])
+        slot = repo.hand_slot(game.id, uid)
+        essentials = _essentials(game, match, seat)
+        tr = await self._translators.user(uid, s)
+        await self._outbox.edit(
+            s,
+            uid,
+            self.private_text(game, match, seat, tr),
+            self.hand_keyboard(game, match, seat, tr),
+            slot=slot,
+        )
+        self._outbox.after_commit(s, lambda: self._remember({slot: essentials}))
+        if online_seats.is_online(game):
+            gtr = await self._translators.chat(game.chat_id, s)
+            others = frozenset(int(u) for u in game.user_ids()) - {uid}
+            text = render.table_text(game, match, gtr)
+            await self.show_table(s, game, text, self.table_keyboard(game, match, gtr), skip=others)
 
     def _remember(self, decided: dict[str, tuple[Any, ...]]) -> None:
         for slot, essentials in decided.items():

@@ -68,6 +68,10 @@ class WebConfig:
     streams_per_user: int = 4
     #: Seconds between keep-alive comments on an idle event stream.
     keepalive: float = 15.0
+    #: Seconds between looks at an idle stream's connection: a page that went away
+    #: is known closed within this time (its person's chat is then brought up to
+    #: date), not at the next write.
+    close_check: float = 1.0
 
 
 class RateLimiter:
@@ -325,15 +329,24 @@ async def _events(request: web.Request) -> web.StreamResponse:
                 if view["move"] != last:
                     await response.write(_event(view))
                     last = view["move"]
+                quiet_since = time.monotonic()
                 while True:
-                    left = expires - time.monotonic()
+                    now = time.monotonic()
+                    left = expires - now
                     if left <= 0:
                         await response.write(b'event: error\ndata: {"error":"stale"}\n\n')
                         break
-                    move = await sub.next(timeout=min(config.keepalive, left))
+                    wait = min(config.keepalive - (now - quiet_since), left, config.close_check)
+                    move = await sub.next(timeout=max(0.0, wait))
                     if move is None:
-                        await response.write(b": keepalive\n\n")
+                        transport = request.transport
+                        if transport is None or transport.is_closing():
+                            break  # the page went away
+                        if time.monotonic() - quiet_since >= config.keepalive:
+                            await response.write(b": keepalive\n\n")
+                            quiet_since = time.monotonic()
                         continue
+                    quiet_since = time.monotonic()
                     if move <= last:
                         continue
                     try:
@@ -348,11 +361,21 @@ async def _events(request: web.Request) -> web.StreamResponse:
             except (ConnectionResetError, asyncio.CancelledError):
                 pass  # the page went away
             finally:
-                if pages is not None:
-                    # Shielded: a cancelled stream (the page went away, the server
-                    # stops) still removes its row.
-                    await asyncio.shield(pages.closed(game_id, user.id))
+                # Shielded: a cancelled stream (the page went away, the server stops)
+                # still removes its row and brings the person's chat up to date.
+                await asyncio.shield(_closed(games, pages, game_id, user))
             return response
+
+
+async def _closed(games: WebGames, pages: OpenPages | None, game_id: str, user: WebAppUser) -> None:
+    if pages is not None:
+        await pages.closed(game_id, user.id)
+        if user.id in pages.watching(game_id):
+            return  # another of the user's streams (a tab) is still open here
+    try:
+        await games.page_closed(game_id, user)
+    except Exception:
+        log.exception("page of %s closed: the chat not brought up to date", game_id)
 
 
 class _closing:

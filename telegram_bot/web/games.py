@@ -79,6 +79,9 @@ class WebGames(Protocol):
     def subscribe(self, game_id: str) -> Subscription:
         """Listen to the game's moves (the live bus)."""
 
+    async def page_closed(self, game_id: str, user: WebAppUser) -> None:
+        """The user's last event stream on the game (in this process) closed."""
+
     async def language(self, user: WebAppUser) -> str:
         """The language the user reads the bot in (``fa`` or ``en``)."""
 
@@ -134,6 +137,8 @@ class MemoryGames:
         #: Every accepted action, as (game id, seat, action): for tests.
         self.log: list[tuple[str, int, Action]] = []
         self.decks: dict[int, str] = {}
+        #: Pages closed, as (game id, user id): for tests.
+        self.closed: list[tuple[str, int]] = []
 
     def add(
         self, game_id: str, match: Match, seats: Sequence[dict[str, Any]], move: int = 0
@@ -196,6 +201,9 @@ class MemoryGames:
     def subscribe(self, game_id: str) -> Subscription:
         return self.bus.subscribe(game_id)
 
+    async def page_closed(self, game_id: str, user: WebAppUser) -> None:
+        self.closed.append((game_id, user.id))
+
     async def language(self, user: WebAppUser) -> str:
         return user_language(None, user.language_code)
 
@@ -215,6 +223,9 @@ class MemoryGames:
 #: :class:`WebError` when refused. It publishes the move on the bus after commit.
 Actor = Callable[[str, int, int, Action], Awaitable[None]]
 
+
+#: The service's news that a user's page of a game closed: (game id, user id) -> None.
+PageClosed = Callable[[str, int], Awaitable[None]]
 
 #: A refusal's HTTP status by its code (anything else is core's: 422).
 _STATUS = {"no_such_game": 404, "not_seated": 403, "not_playing": 409, "stale_move": 409}
@@ -241,10 +252,12 @@ class StoredGames:
         sessions: async_sessionmaker[AsyncSession],
         bus: LiveBus,
         actor: Actor,
+        closed: PageClosed | None = None,
     ) -> None:
         self.sessions = sessions
         self.bus = bus
         self.actor = actor
+        self._closed = closed
 
     async def view(self, game_id: str, user: WebAppUser) -> dict[str, Any]:
         async with self.sessions() as s:
@@ -273,6 +286,10 @@ class StoredGames:
 
     def subscribe(self, game_id: str) -> Subscription:
         return self.bus.subscribe(game_id)
+
+    async def page_closed(self, game_id: str, user: WebAppUser) -> None:
+        if self._closed is not None:
+            await self._closed(game_id, user.id)
 
     async def language(self, user: WebAppUser) -> str:
         async with self.sessions() as s:
