@@ -210,8 +210,13 @@ class Table:
                 info["away"] = away
                 info["timeouts"] = 0
                 info.pop("timed_out", None)
+                # A move of its own, as a seat taken over is: a timer or a computer
+                # armed for the old one stands down, and the open pages are told.
+                expected = game.move
+                game.move += 1
                 self._clock.arm(game, match)
-                await repo.save_game(s, game, game.move)
+                await repo.save_game(s, game, expected)
+                await self._shared.announce(s, game.id, game.move)
                 if not away:
                     await self._views.redeal(s, game, match, seat, user_id)
                 await self._views.render(s, game, match, [])

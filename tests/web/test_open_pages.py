@@ -318,3 +318,34 @@ def _table_copy(emu, user_id: int):
         for m in reversed(emu.chat_log(user_id))
         if m.from_bot and any((b.get("callback_data") or "").startswith("z:") for b in buttons(m))
     )
+
+
+# ------------------------------------------------------------- away and back
+
+
+async def test_a_player_back_from_away_reaches_the_open_pages(emu, served) -> None:
+    """ "I'm back" (``set_away``) is a move of its own: announced like any move, so an
+    open page shows the seat as played by its person again, without reloading."""
+    runner, base = served
+    table, game = await _started_table(emu, runner)
+    match = Match.from_json(game.state)
+    users = _seat_users(game, match)
+    away = table.users[users[1]]
+    async with runner.service.sessions() as s, s.begin():  # away (two turns timed out)
+        stored = await repo.get_game(s, game.id)
+        seats = [dict(x) for x in stored.seats]
+        seats[match.order[1]]["away"] = True
+        stored.seats = seats
+        await repo.save_game(s, stored, stored.move)
+    async with aiohttp.ClientSession() as http:
+        page = Stream(http, base, game.id, users[0])
+        await page.open()
+        first = page.views[-1]
+        assert first["seats"][1]["away"] is True
+        await emu.send_message(away, away.private_chat_id, "/back")
+        view = await page.at(first["move"] + 1)
+        assert view["seats"][1]["away"] is False
+        await page.close()
+    stored = await table.game()
+    assert stored.move == first["move"] + 1
+    assert not stored.seats[match.order[1]].get("away")
