@@ -93,7 +93,13 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
             return await s.scalar(select(func.count()).select_from(OutboxMessage)) == 0
 
     try:
-        people = [emu.add_user(f"P{i}", language_code="en", started=True) for i in range(4)]
+        people = [emu.add_user(f"P{i}", language_code="en") for i in range(4)]
+        for p in people:
+            await emu.send_message(p, p.private_chat_id, "/start")
+        await emu.wait_until(
+            lambda: all(any(m.from_bot for m in emu.chat_log(p.private_chat_id)) for p in people),
+            timeout=60,
+        )
         group = emu.add_group("Pages", members=people, admins=[people[0]])
         await emu.send_message(people[0], group.id, "/newgame")
 
@@ -118,7 +124,11 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
                 and await delivered()
             )
 
-        await _until(dealt, "the match started and dealt")
+        try:
+            await _until(dealt, "the match started and dealt")
+        except AssertionError:
+            game = await stored(game_id)
+            raise AssertionError((game.status, game.private_messages, game.seats)) from None
         game = await stored(game_id)
         match = Match.from_json(game.state)
         users = _seat_users(game, match)
@@ -151,7 +161,7 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
             await _until(delivered, "the trump call's messages sent")
             assert emu.count_calls(CHAT_METHODS, chat_id=group.id, since=mark) >= 1
 
-            async def press_card() -> tuple[int, dict[int, int]]:
+            async def press_card(pages: bool) -> tuple[int, dict[int, int]]:
                 """The seat on turn presses its lowest legal card in the chat (a
                 worker handles it); every page gets the move. Returns the group's
                 chat calls and each person's."""
@@ -166,8 +176,14 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
                 data = f"p:{game_id}:{match.hand_no}:{card.ascii}"
                 handle = await emu.press(by_id[uid], uid, hand.message_id, data)
                 await handle.wait_answer(timeout=60)
-                for stream in streams:
-                    await stream.at(game.move + 1)
+                if pages:
+                    for stream in streams:
+                        await stream.at(game.move + 1)
+
+                async def moved() -> bool:
+                    return (await stored(game_id)).move == game.move + 1
+
+                await _until(moved, "the card stored")
                 await _until(delivered, "the card's messages sent")
                 group_calls = emu.count_calls(CHAT_METHODS, chat_id=group.id, since=mark)
                 mine = {u: emu.count_calls(CHAT_METHODS, chat_id=u, since=mark) for u in users}
@@ -177,7 +193,7 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
             quiet_group = 0
             quiet_hands = {u: 0 for u in users}
             for _ in range(8):
-                g, mine = await press_card()
+                g, mine = await press_card(pages=True)
                 quiet_group += g
                 for u in users:
                     quiet_hands[u] += mine[u]
@@ -196,7 +212,7 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
             loud_group = 0
             loud_hands = 0
             for _ in range(4):
-                g, mine = await press_card()
+                g, mine = await press_card(pages=False)
                 loud_group += g
                 loud_hands += sum(mine.values())
             assert loud_group == 4, loud_group  # every card
