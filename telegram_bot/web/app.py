@@ -68,9 +68,9 @@ class WebConfig:
     streams_per_user: int = 4
     #: Seconds between keep-alive comments on an idle event stream.
     keepalive: float = 15.0
-    #: Seconds between looks at an idle stream's connection: a page that went away
-    #: is known closed within this time (its person's chat is then brought up to
-    #: date), not at the next write.
+    #: Seconds between looks at the open streams' connections (one look at all of
+    #: them): a page that went away is known closed within this time (its person's
+    #: chat is then brought up to date), not at its stream's next write.
     close_check: float = 1.0
 
 
@@ -109,6 +109,7 @@ GAMES_KEY = web.AppKey("games", WebGames)
 CONFIG_KEY = web.AppKey("web_config", WebConfig)
 LIMITER_KEY = web.AppKey("limiter", RateLimiter)
 PAGES_KEY = web.AppKey("open_pages", OpenPages)
+STREAMS_KEY = web.AppKey("streams", dict)
 
 
 def _error(status: int, code: str, **info: Any) -> web.Response:
@@ -329,24 +330,20 @@ async def _events(request: web.Request) -> web.StreamResponse:
                 if view["move"] != last:
                     await response.write(_event(view))
                     last = view["move"]
-                quiet_since = time.monotonic()
+                # The app's look at connections closes the subscription of a page
+                # that went away (see _watch_connections).
+                request.app[STREAMS_KEY][sub] = request
                 while True:
-                    now = time.monotonic()
-                    left = expires - now
+                    left = expires - time.monotonic()
                     if left <= 0:
                         await response.write(b'event: error\ndata: {"error":"stale"}\n\n')
                         break
-                    wait = min(config.keepalive - (now - quiet_since), left, config.close_check)
-                    move = await sub.next(timeout=max(0.0, wait))
+                    move = await sub.next(timeout=min(config.keepalive, left))
                     if move is None:
-                        transport = request.transport
-                        if transport is None or transport.is_closing():
+                        if _gone(request):
                             break  # the page went away
-                        if time.monotonic() - quiet_since >= config.keepalive:
-                            await response.write(b": keepalive\n\n")
-                            quiet_since = time.monotonic()
+                        await response.write(b": keepalive\n\n")
                         continue
-                    quiet_since = time.monotonic()
                     if move <= last:
                         continue
                     try:
@@ -361,10 +358,37 @@ async def _events(request: web.Request) -> web.StreamResponse:
             except (ConnectionResetError, asyncio.CancelledError):
                 pass  # the page went away
             finally:
+                request.app[STREAMS_KEY].pop(sub, None)
                 # Shielded: a cancelled stream (the page went away, the server stops)
                 # still removes its row and brings the person's chat up to date.
                 await asyncio.shield(_closed(games, pages, game_id, user))
             return response
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def _watch_connections(app: web.Application) -> AsyncIterator[None]:
+    """One task for all the open streams: every ``close_check`` seconds, the
+    subscription of a stream whose connection is gone is closed, which wakes its
+    handler (an idle stream would otherwise learn it only at its next write)."""
+    streams = app[STREAMS_KEY]
+    interval = app[CONFIG_KEY].close_check
+
+    async def look() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            for sub, request in list(streams.items()):
+                if _gone(request):
+                    streams.pop(sub, None)
+                    sub.close()
+
+    task = asyncio.create_task(look(), name="web-streams")
+    yield
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def _closed(games: WebGames, pages: OpenPages | None, game_id: str, user: WebAppUser) -> None:
@@ -398,6 +422,8 @@ def create_app(
     app[GAMES_KEY] = games
     app[CONFIG_KEY] = config
     app[LIMITER_KEY] = RateLimiter(config.burst, config.rate)
+    app[STREAMS_KEY] = {}
+    app.cleanup_ctx.append(_watch_connections)
     if pages is not None:
         app[PAGES_KEY] = pages
     app.router.add_get("/", _page)
