@@ -320,12 +320,12 @@ async def _events(request: web.Request) -> web.StreamResponse:
             # process, whose service then sends that person fewer chat messages (see
             # telegram_bot.service.views).
             pages = request.app.get(PAGES_KEY)
-            if pages is not None:
-                await pages.opened(game_id, user.id)
             # The stream ends when the initData it was opened with expires.
             expires = time.monotonic() + max(0.0, user.auth_date + config.max_age - time.time())
             last = since if since is not None else -1
             try:
+                if pages is not None:  # (inside: a cancelled opening is closed too)
+                    await pages.opened(game_id, user.id)
                 await response.write(b"retry: 2000\n\n")
                 if view["move"] != last:
                     await response.write(_event(view))
