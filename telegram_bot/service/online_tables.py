@@ -95,7 +95,6 @@ class OnlineTables:
         self._lobby = lobby
         self._fan_out = fan_out
         self._task: asyncio.Task[None] | None = None
-        self._last_reaction: dict[int, float] = {}
         #: Tables made and computers' starts, by this process.
         self.made = 0
 
@@ -159,9 +158,6 @@ class OnlineTables:
         tr = await self._shared.translators.user(user_id)
         if not arg.isdigit() or int(arg) >= len(REACTIONS):
             return Answer(tr("This button is not valid"), alert=True)
-        now = time.monotonic()
-        if now - self._last_reaction.get(user_id, -REACTION_GAP) < REACTION_GAP:
-            return Answer(tr(REACTION_WAIT))
         async with self._shared.outbox.transaction() as s:
             game = await repo.get_game(s, game_id)
             if game is None or not is_online(game) or game.status != "playing":
@@ -169,9 +165,10 @@ class OnlineTables:
             me = next((x for x in game.seats if x.get("user_id") == user_id), None)
             if me is None:
                 return Answer(tr("You are not playing in this game"), alert=True)
-            self._last_reaction[user_id] = now
-            if len(self._last_reaction) > 10000:
-                self._last_reaction.clear()
+            # Noted in the table's chat row, so that the limit holds whichever worker
+            # takes the next press.
+            if not await store.claim_reaction(s, game.chat_id, user_id, time.time(), REACTION_GAP):
+                return Answer(tr(REACTION_WAIT))
             for uid in game.user_ids():
                 utr = await self._shared.translators.user(uid, s)
                 text = utr(REACTED).format(

@@ -355,3 +355,44 @@ async def rated_leaderboard(
         )
     ).all()
     return [Ranked(row[0], row[1], Skill(row[2], row[3], row[4])) for row in rows]
+
+
+# ------------------------------------------------------------------------ reactions
+
+
+async def claim_reaction(
+    session: AsyncSession, chat_id: int, user_id: int, now: float, gap: float
+) -> bool:
+    """May ``user_id`` react at the online table of chat ``chat_id`` at ``now`` (epoch
+    seconds), their last reaction there being at least ``gap`` seconds ago? If so, note
+    ``now`` as their last, in the caller's transaction.
+
+    One conditional UPDATE of the table's own chat row (``settings["reacted"]``, by
+    user), so the limit holds across workers: on PostgreSQL a second claim waits for
+    the first's commit and then finds the new time (the row is read again); SQLite has
+    one writer. Nothing else writes an online table's chat settings during the match."""
+    key = str(int(user_id))
+    if session.get_bind().dialect.name == "postgresql":
+        sql = """
+            UPDATE chats SET settings = COALESCE(settings, '{}'::jsonb) || jsonb_build_object(
+                'reacted',
+                COALESCE(settings->'reacted', '{}'::jsonb) || jsonb_build_object(
+                    CAST(:key AS text), CAST(:now AS double precision)))
+            WHERE id = :chat
+              AND COALESCE(CAST(settings->'reacted'->>CAST(:key AS text) AS double precision),
+                           0) <= CAST(:latest AS double precision)
+        """
+        params = {"key": key, "now": now, "chat": chat_id, "latest": now - gap}
+    else:
+        path = f'$.reacted."{key}"'
+        sql = """
+            UPDATE chats SET settings = json_set(
+                CASE WHEN json_type(COALESCE(settings, '{}'), '$.reacted') IS NULL
+                     THEN json_set(COALESCE(settings, '{}'), '$.reacted', json('{}'))
+                     ELSE settings END,
+                :path, :now)
+            WHERE id = :chat AND COALESCE(json_extract(settings, :path), 0) <= :latest
+        """
+        params = {"path": path, "now": now, "chat": chat_id, "latest": now - gap}
+    result = await session.execute(text(sql), params)
+    return result.rowcount == 1
