@@ -12,18 +12,23 @@ people have the Mini App page open (its event stream read, as
 shows the move; the fourth (the fourth seat) never opens it and plays from the hand
 message's buttons once the hand message offers the card. Everyone thinks ``--think``
 seconds (on average) before each action and plays the lowest legal card. Each table
-plays ``--cards`` cards (default 52: its whole first hand, which ends earlier, at
-seven tricks), then stops.
+plays ``--cards`` cards of its first hand, then stops: 24 by default (the deal, the
+trump call and six tricks), to keep a run of both modes near 3 minutes on 2 cores;
+``--cards 52`` plays the whole first hand (it ends at seven tricks), its result too.
 
 Reported per mode:
 
 - matching time, p50 and p99: from the press of "4 players" to the bot's call that
-  sends "A table is ready" (the emulator's clock for both);
+  sends "A table is ready" (the emulator's clock for both), and, as parts of it, the
+  press's answer (the person queued) and the creation of their game (seated; the rest
+  is the outbox delivering);
 - Bot API calls per card: the emulator's count of sendMessage, edits and deletes from
   the first card to the end (everything the bot sent meanwhile, turn reminders and
   the end-of-hand messages too), and of all methods;
 - the busiest second of calls that count against Telegram's flood limits (30 a second
   per bot) and the busiest chat's busiest minute (20 a minute per chat) and second;
+  and the tables one bot token holds at a card every 3 s within the shared limiter's
+  22 calls a second (22 x 3 / chat calls per card, as :mod:`benchmarks.webpages`);
 - CPU per card, over the play: every bot process (with its children), the PostgreSQL
   backends of this run's database, and this process (the emulator and the people);
 - the load average (1 min) before, at its highest during and after the play.
@@ -63,6 +68,7 @@ from telegram_bot.service.online_seats import ONLINE_CHAT_BASE
 from telegram_bot.service.online_tables import SEATED
 from testkit.emulator import BotApiEmulator
 from testkit.emulator.limits import COUNTED_METHODS
+from testkit.emulator.models import SimulationError
 from testkit.restartable import Restartable, cluster, run_stopping_on_sigterm
 from testkit.simulation import buttons, lowest_card
 from testkit.webapp import init_data
@@ -76,6 +82,8 @@ DEFAULT_DB = "postgresql://postgres@127.0.0.1:5432/postgres"
 WEBAPP_URL = "https://hokm.example/"
 #: Telegram's limits (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this).
 PER_BOT_SECOND, PER_CHAT_MINUTE = 30, 20
+#: The shared limiter's budget of messages and edits a second (docs/performance.md).
+LIMITER_RATE = 22
 
 
 def _free_port() -> int:
@@ -117,16 +125,28 @@ class Page:
     def __init__(self, http: aiohttp.ClientSession, base: str, game_id: str, user: int):
         self.http, self.base, self.game_id, self.user = http, base, game_id, user
         self.move = -1
+        self.reconnects = 0
         self.changed = asyncio.Event()
         self.task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
+        """Read the stream; when it ends or fails, open it again from the last move
+        seen after the 2 s it asks for (``retry:``), as a browser's EventSource does."""
         url = f"{self.base}/api/game/{self.game_id}/events"
-        async with self.http.get(url, headers=_auth(self.user), timeout=None) as resp:
-            async for raw in resp.content:
-                if raw.startswith(b"id: "):
-                    self.move = max(self.move, int(raw[4:]))
-                    self.changed.set()
+        while True:
+            headers = _auth(self.user)
+            if self.move >= 0:
+                headers["Last-Event-ID"] = str(self.move)
+            try:
+                async with self.http.get(url, headers=headers, timeout=None) as resp:
+                    async for raw in resp.content:
+                        if raw.startswith(b"id: "):
+                            self.move = max(self.move, int(raw[4:]))
+                            self.changed.set()
+            except (aiohttp.ClientError, ValueError):
+                pass
+            self.reconnects += 1
+            await asyncio.sleep(2.0)
 
     async def shows(self, move: int) -> None:
         while self.move < move:
@@ -141,7 +161,7 @@ class Run:
         self.emu, self.url, self.args, self.log_dir = emu, url, args, log_dir
         self.port = _free_port()
         self.procs: list[Restartable] = []
-        self.engine = create_engine(url, pool_size=10, max_overflow=0, pool_timeout=600)
+        self.engine = create_engine(url, pool_size=5, max_overflow=0, pool_timeout=600)
         self.sessions = session_factory(self.engine)
         self.cards = 0
         self.problems: list[str] = []
@@ -203,7 +223,9 @@ class Run:
 
     # ------------------------------------------------------------------ matching
 
-    async def join(self, user: Any, delay: float, pressed: dict[int, float]) -> None:
+    async def join(
+        self, user: Any, delay: float, pressed: dict[int, float], queued: dict[int, float]
+    ) -> None:
         await asyncio.sleep(delay)
         await self.emu.send_message(user, user.private_chat_id, "/online")
 
@@ -217,6 +239,7 @@ class Run:
         pressed[user.id] = time.time()
         handle = await self.emu.press(user, user.private_chat_id, menu().message_id, "q:::4")
         await handle.wait_answer(timeout=120)
+        queued[user.id] = time.time() - pressed[user.id]  # the press answered: queued
 
     def seated_at(self, user: Any, after: float) -> float | None:
         for call in self.emu.calls_to("sendMessage", user.private_chat_id):
@@ -285,7 +308,15 @@ class Run:
                     self.problems.append(f"{data}: never offered on the hand message")
                     return
                 await asyncio.sleep(rng.uniform(0.5, 1.5) * self.args.think)
-                handle = await self.emu.press(user, user.private_chat_id, mid, data)
+                # Meanwhile the message may have been posted anew (the trump call).
+                mid = await self.offered(user, data)
+                if mid is None:
+                    self.problems.append(f"{data}: no longer offered")
+                    return
+                try:
+                    handle = await self.emu.press(user, user.private_chat_id, mid, data)
+                except SimulationError:  # deleted between the look and the press
+                    continue
                 await handle.wait_answer(timeout=120)  # answered once the move is stored
             if isinstance(action, PlayCard):
                 played += 1
@@ -359,9 +390,12 @@ async def _measure(run: Run, emu: BotApiEmulator, args: argparse.Namespace, mode
     people = [emu.add_user(f"P{i}", language_code="fa", started=True) for i in range(n)]
     by_id = {p.id: p for p in people}
     pressed: dict[int, float] = {}
+    queued: dict[int, float] = {}
     rng = random.Random(args.seed)
     t_join = time.time()
-    await asyncio.gather(*(run.join(p, rng.uniform(0, args.spread), pressed) for p in people))
+    await asyncio.gather(
+        *(run.join(p, rng.uniform(0, args.spread), pressed, queued) for p in people)
+    )
     await emu.wait_until(
         lambda: all(run.seated_at(p, pressed[p.id]) is not None for p in people), timeout=120
     )
@@ -376,6 +410,9 @@ async def _measure(run: Run, emu: BotApiEmulator, args: argparse.Namespace, mode
             break
         await asyncio.sleep(0.05)
     setup_s = time.time() - t_join
+    # When each person's game was created (the matching round's transaction), on the
+    # bot's clock (this machine's): the rest of the matching time is delivery.
+    created = [g.created_at.timestamp() - pressed[int(uid)] for g in games for uid in g.user_ids()]
 
     conn = aiohttp.TCPConnector(limit=0)
     load_peak: list[float] = []
@@ -446,12 +483,17 @@ async def _measure(run: Run, emu: BotApiEmulator, args: argparse.Namespace, mode
         "matching_s_p50": round(_pct(matching, 0.5) or 0, 2),
         "matching_s_p99": round(_pct(matching, 0.99) or 0, 2),
         "matching_s_max": round(max(matching), 2),
+        "press_answered_s_p50": round(_pct(list(queued.values()), 0.5) or 0, 2),
+        "press_answered_s_p99": round(_pct(list(queued.values()), 0.99) or 0, 2),
+        "game_created_s_p50": round(_pct(created, 0.5) or 0, 2),
+        "game_created_s_p99": round(_pct(created, 0.99) or 0, 2),
         "cards": run.cards,
         "play_s": round(play_s, 1),
         "cards_per_s": round(run.cards / play_s, 1),
         "chat_calls_per_card": round(len(chat_calls) / cards, 2),
         "all_calls_per_card": round(len(calls) / cards, 2),
         "calls_by_method": dict(methods.most_common()),
+        "tables_per_token_at_3s": int(LIMITER_RATE * 3 * cards / max(len(chat_calls), 1)),
         "busiest_second_calls": _busiest([c.time for c in counted], 1.0),
         "telegram_per_bot_second": PER_BOT_SECOND,
         "busiest_chat_minute_calls": max((_busiest(t, 60.0) for t in per_chat.values()), default=0),
@@ -467,7 +509,9 @@ async def _measure(run: Run, emu: BotApiEmulator, args: argparse.Namespace, mode
             "peak": round(max(load_peak, default=load0), 2),
             "after": round(load1, 2),
         },
+        "page_reconnects": sum(p.reconnects for ps in pages.values() for p in ps.values()),
         "problems": run.problems[:10],
+        "problem_count": len(run.problems),
     }
 
 
@@ -486,7 +530,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=["one", "cluster", "both"], default="both")
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--cards", type=int, default=52, help="cards per table (52: a hand)")
+    parser.add_argument("--cards", type=int, default=24, help="cards per table (52: a hand)")
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds before a move")
     parser.add_argument("--spread", type=float, default=10.0, help="seconds over which people join")
     parser.add_argument("--limiter", action="store_true", help="HOKM_RATE_LIMIT=1, limits enforced")
