@@ -185,15 +185,16 @@ class OnlineTables:
         now = now or utcnow()
         started = 0
         for players in (4, 3, 2):
-            async with (
-                contextlib.AsyncExitStack() as held,
-                self._shared.outbox.transaction() as s,
-            ):
-                tables = await online.match(s, players, now)
-                for table in tables:
-                    if await self._free(s, table):
-                        await self._open_table(s, table, players, held)
-                        started += 1
+            # The round's own transaction holds the matcher's lock (one matcher of a
+            # game at a time, across workers) and reads the queue, locking no row;
+            # each table is then seated in a short transaction of its own, so its
+            # people are told as soon as it commits, not after every table's deal.
+            async with self._shared.sessions() as guard:
+                picked = await online.pick(guard, players, now)
+                if guard.get_bind().dialect.name != "postgresql":
+                    await guard.rollback()  # SQLite: hold no lock while seating
+                for ids in picked:
+                    started += await self._seat(players, ids)
         async with self._shared.outbox.transaction() as s:
             for entry in await online.due_offers(s, now, self.wait):
                 tr = await self._shared.translators.user(entry.user_id, s)
@@ -205,6 +206,16 @@ class OnlineTables:
                 )
                 await self._shared.outbox.send(s, entry.user_id, tr(OFFER), keys)
         return started
+
+    async def _seat(self, players: int, ids: Sequence[int]) -> int:
+        """Seat one picked table in a transaction of its own: 1 if its game started, 0
+        if one of its people was gone (left, seated elsewhere, busy)."""
+        async with contextlib.AsyncExitStack() as held, self._shared.outbox.transaction() as s:
+            table = await online.claim(s, players, ids)
+            if table is None or not await self._free(s, table):
+                return 0
+            await self._open_table(s, table, players, held)
+        return 1
 
     async def _free(self, s: AsyncSession, table: Sequence[Any]) -> bool:
         """Is everyone at ``table`` free to play? Someone who, while waiting, joined a
