@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two reactions of one person.
 REACTION_GAP = 5.0
+#: Tables a matching round seats at once (each in its own transaction; PostgreSQL).
+SEATING = 4
 
 
 WHICH_GAME = N_(
@@ -189,12 +191,17 @@ class OnlineTables:
             # game at a time, across workers) and reads the queue, locking no row;
             # each table is then seated in a short transaction of its own, so its
             # people are told as soon as it commits, not after every table's deal.
+            # On PostgreSQL up to SEATING tables are seated at once (their people,
+            # rows and chats are all different): a table's set-up is a few dozen
+            # round trips to the database, and one after the other they made the
+            # round's last table wait seconds (benchmarks/online.py).
             async with self._shared.sessions() as guard:
                 picked = await online.pick(guard, players, now)
+                at_once = SEATING
                 if guard.get_bind().dialect.name != "postgresql":
                     await guard.rollback()  # SQLite: hold no lock while seating
-                for ids in picked:
-                    started += await self._seat(players, ids)
+                    at_once = 1  # one writer
+                started += await self._seat_all(players, picked, at_once)
         async with self._shared.outbox.transaction() as s:
             for entry in await online.due_offers(s, now, self.wait):
                 tr = await self._shared.translators.user(entry.user_id, s)
@@ -206,6 +213,16 @@ class OnlineTables:
                 )
                 await self._shared.outbox.send(s, entry.user_id, tr(OFFER), keys)
         return started
+
+    async def _seat_all(self, players: int, picked: Sequence[Sequence[int]], at_once: int) -> int:
+        """Seat the picked tables, ``at_once`` at a time: the games started."""
+        gate = asyncio.Semaphore(at_once)
+
+        async def seat(ids: Sequence[int]) -> int:
+            async with gate:
+                return await self._seat(players, ids)
+
+        return sum(await asyncio.gather(*(seat(ids) for ids in picked)))
 
     async def _seat(self, players: int, ids: Sequence[int]) -> int:
         """Seat one picked table in a transaction of its own: 1 if its game started, 0
