@@ -41,7 +41,8 @@ ACTIONS = {
     "w": "take over a computer's or away player's seat (arg: its lobby index)",
     "h": "hint: the card the hard computer player would play (solo tables, if on)",
     "y": "review a finished hand, in private (the number is the hand)",
-    "q": "play with anyone: ask which game (a), queue (4/3/2), leave (0), computers now (c)",
+    "q": "play with anyone: ask which game (a; s: after ending solo match <game>), queue (4/3/2), "
+    "leave (0), computers now (c)",
     "z": "a preset reaction at an online table (arg: its number)",
 }
 

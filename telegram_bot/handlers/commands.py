@@ -22,7 +22,7 @@ from telegram_bot.handlers.common import (
     thread_of,
     tr_for,
 )
-from telegram_bot.handlers.online import online_button
+from telegram_bot.handlers.online import SOLO_HINT, instead_button, online_button
 from telegram_bot.platform.storage import repo
 from telegram_bot.service import exits
 from telegram_bot.service.answer import Answer
@@ -173,6 +173,8 @@ async def play_solo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         for _ in range(3):
             await svc.lobby_action(game.id, user, "b", "", _false)
         await svc.lobby_action(game.id, user, "s", "", _false)
+        # Or play with people (the "a button on /play"): this match then ends.
+        await reply(update, tr(SOLO_HINT), instead_button(tr, game.id))
 
 
 async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -21,7 +21,15 @@ from telegram_bot.service import online_tables, ratings
 from telegram_bot.service.answer import Answer
 from telegram_bot.service.online_seats import GROUP_RATED
 
-__all__ = ["online_button", "online_command", "press", "rated", "rating", "top"]
+__all__ = [
+    "instead_button",
+    "online_button",
+    "online_command",
+    "press",
+    "rated",
+    "rating",
+    "top",
+]
 
 PRIVATE_ONLY = N_("Play with anyone in your private chat with me: send /online there.")
 RATING_HEAD = N_("<b>Your rating</b> (the conservative value: it grows as you play)")
@@ -30,6 +38,8 @@ RATING_NONE = N_("No rated match yet. Send /online to play with anyone.")
 TOP_HEAD = N_("<b>Rated leaderboard</b> · {game}")
 TOP_NONE = N_("No rated matches yet.")
 ONLINE_BUTTON = N_("🌐 Play with anyone")
+SOLO_HINT = N_("🤖 A solo match against three computers. To play with people instead:")
+INSTEAD_BUTTON = N_("🌐 Play with anyone instead")
 GAME_LABELS = {4: N_("4 players"), 3: N_("3 players"), 2: N_("2 players")}
 
 
@@ -37,6 +47,12 @@ def online_button(tr: Translator) -> InlineKeyboardMarkup:
     """The button under /start (and /play): play with anyone."""
     data = cb.encode("q", "", None, "a")
     return InlineKeyboardMarkup([[InlineKeyboardButton(tr(ONLINE_BUTTON), callback_data=data)]])
+
+
+def instead_button(tr: Translator, game_id: str) -> InlineKeyboardMarkup:
+    """The button under /play: this solo match ends, and which game to play with anyone."""
+    data = cb.encode("q", game_id, None, "s")
+    return InlineKeyboardMarkup([[InlineKeyboardButton(tr(INSTEAD_BUTTON), callback_data=data)]])
 
 
 async def online_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -67,7 +83,12 @@ async def press(
     # The queue's buttons are only ever in the person's own private chat with the bot.
     if message is None or message.chat.id != user.id:
         return Answer(tr("This button is not valid"), alert=True)
-    if data.arg == "a":  # the button under /start: which game, in a new message
+    if data.arg == "s" and data.game_id:  # the button under /play: that solo match ends
+        game = await svc.game_for_user(user.id)
+        if game is not None and game.id == data.game_id and game.chat_id == user.id:
+            await svc.exits.quit_solo(user)
+        later(lambda: query.edit_message_reply_markup(None))
+    if data.arg in ("a", "s"):  # the button under /start or /play: which game, anew
         keys = svc.online.choice_keyboard(tr).to_markup()
         later(
             lambda: context.bot.send_message(

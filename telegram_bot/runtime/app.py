@@ -99,7 +99,10 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
 
     async def post_init(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         await migrate(settings.database_url)
-        engine = create_engine(settings.database_url)
+        # HOKM_DB_POOL: the connections kept (the default: create_engine's); the
+        # cluster's ingress serves every page and plays their moves on this pool.
+        sizing = {} if settings.db_pool is None else {"pool_size": settings.db_pool}
+        engine = create_engine(settings.database_url, **sizing)
         app.bot_data["engine"] = engine
         sessions = session_factory(engine)
         # The Mini App (HOKM_WEBAPP_URL), served by the single process: moves published

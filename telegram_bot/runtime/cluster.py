@@ -139,14 +139,24 @@ async def run_ingress(settings: Settings, stop: asyncio.Event) -> None:
     # updates (the workers do) but plays the pages' moves through the same path, and
     # follows every worker's moves by PostgreSQL's LISTEN/NOTIFY (a PgBus).
     web_app = None
+    listener = None
     if settings.webapp_url:
+        import asyncpg
+
         web_app = build_application(dataclasses.replace(settings, database_url=url, shared=True))
         web_app.bot_data["serve_webapp"] = True
         await open_application(web_app)
         await web_app.start()
+        # Its service renders the moves of the pages (most moves when people have the
+        # page open): users' languages remembered while it hears of their changes, as
+        # a worker's, not read from the users' rows at every lookup (four reads a play).
+        listener = await asyncpg.connect(_asyncpg_dsn(url))
+        await languages.listen(web_app.bot_data["service"].languages, listener)
     try:
         await stop.wait()
     finally:
+        if listener is not None:
+            await listener.close()
         if web_app is not None:
             await close_application(web_app)
         await runner.cleanup()

@@ -16,6 +16,7 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("BOT_TOKEN", "the bot's token from @BotFather (required)"),
     ("DATABASE_URL", "default SQLite hokm.sqlite3; postgresql://... for PostgreSQL"),
     ("HOKM_DATA_DIR", "the folder of the default SQLite file (the image: /data)"),
+    ("HOKM_DB_POOL", "database connections this process keeps (PostgreSQL 15, SQLite 10+5)"),
     ("WEBHOOK_URL", "public HTTPS URL: webhook mode (long polling when unset)"),
     ("WEBHOOK_LISTEN", "address the webhook server listens on (default 0.0.0.0)"),
     ("WEBHOOK_PORT", "its port (default 8443)"),
@@ -102,6 +103,9 @@ class Settings:
     webapp_listen: str = "0.0.0.0"
     webapp_port: int = 8080
     webapp_short_name: str | None = None
+    #: Database connections of the game service's pool (HOKM_DB_POOL; None: the
+    #: default of telegram_bot.platform.storage.db.create_engine).
+    db_pool: int | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -132,6 +136,7 @@ class Settings:
             webapp_listen=env.get("HOKM_WEBAPP_LISTEN", "0.0.0.0"),
             webapp_port=int(env.get("HOKM_WEBAPP_PORT", "8080")),
             webapp_short_name=env.get("HOKM_WEBAPP_SHORT_NAME", "").strip() or None,
+            db_pool=_positive_int(env, "HOKM_DB_POOL"),
         )
 
     def api_base_urls(self) -> tuple[str, str] | None:
@@ -142,3 +147,14 @@ class Settings:
         if root.endswith("/bot"):
             root = root[: -len("/bot")]
         return f"{root}/bot", f"{root}/file/bot"
+
+
+def _positive_int(env: dict[str, str] | os._Environ[str], name: str) -> int | None:
+    """An optional whole number of at least 1 (unset or empty: None)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    value = int(raw)
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, not {raw!r}")
+    return value

@@ -108,7 +108,15 @@ async def rate_finished(s: AsyncSession, game: Game, match: Match) -> None:
         len(playing) + 1 if lost[side] else 1 + sum(other > p for other in playing)
         for side, p in enumerate(match.scores)
     ]
-    changes = await ratings.rate_match(s, game.id, v.players, teams, ranks, utcnow())
+    # A leave forfeits the match for the leaver's side (docs/online.md): the leaver
+    # loses and the others are rated as openskill computes that result, except a
+    # partner who stayed: they left nothing, and played the rest beside a computer
+    # (unrated), so their rating stays as it was.
+    stayed = {uid for side, team in enumerate(teams) if lost[side] for uid in team} & seated
+    rated_people = {uid for team in teams for uid in team if uid is not None} - stayed
+    changes = await ratings.rate_match(
+        s, game.id, v.players, teams, ranks, utcnow(), only=rated_people
+    )
     if not changes:
         return
     seats = [dict(x) for x in game.seats]

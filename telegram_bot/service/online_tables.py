@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two reactions of one person.
 REACTION_GAP = 5.0
+#: Tables a matching round seats at once (each in its own transaction; PostgreSQL).
+SEATING = 4
 
 
 WHICH_GAME = N_(
@@ -95,7 +97,6 @@ class OnlineTables:
         self._lobby = lobby
         self._fan_out = fan_out
         self._task: asyncio.Task[None] | None = None
-        self._last_reaction: dict[int, float] = {}
         #: Tables made and computers' starts, by this process.
         self.made = 0
 
@@ -159,9 +160,6 @@ class OnlineTables:
         tr = await self._shared.translators.user(user_id)
         if not arg.isdigit() or int(arg) >= len(REACTIONS):
             return Answer(tr("This button is not valid"), alert=True)
-        now = time.monotonic()
-        if now - self._last_reaction.get(user_id, -REACTION_GAP) < REACTION_GAP:
-            return Answer(tr(REACTION_WAIT))
         async with self._shared.outbox.transaction() as s:
             game = await repo.get_game(s, game_id)
             if game is None or not is_online(game) or game.status != "playing":
@@ -169,9 +167,10 @@ class OnlineTables:
             me = next((x for x in game.seats if x.get("user_id") == user_id), None)
             if me is None:
                 return Answer(tr("You are not playing in this game"), alert=True)
-            self._last_reaction[user_id] = now
-            if len(self._last_reaction) > 10000:
-                self._last_reaction.clear()
+            # Noted in the table's chat row, so that the limit holds whichever worker
+            # takes the next press.
+            if not await store.claim_reaction(s, game.chat_id, user_id, time.time(), REACTION_GAP):
+                return Answer(tr(REACTION_WAIT))
             for uid in game.user_ids():
                 utr = await self._shared.translators.user(uid, s)
                 text = utr(REACTED).format(
@@ -188,15 +187,21 @@ class OnlineTables:
         now = now or utcnow()
         started = 0
         for players in (4, 3, 2):
-            async with (
-                contextlib.AsyncExitStack() as held,
-                self._shared.outbox.transaction() as s,
-            ):
-                tables = await online.match(s, players, now)
-                for table in tables:
-                    if await self._free(s, table):
-                        await self._open_table(s, table, players, held)
-                        started += 1
+            # The round's own transaction holds the matcher's lock (one matcher of a
+            # game at a time, across workers) and reads the queue, locking no row;
+            # each table is then seated in a short transaction of its own, so its
+            # people are told as soon as it commits, not after every table's deal.
+            # On PostgreSQL up to SEATING tables are seated at once (their people,
+            # rows and chats are all different): a table's set-up is a few dozen
+            # round trips to the database, and one after the other they made the
+            # round's last table wait seconds (benchmarks/online.py).
+            async with self._shared.sessions() as guard:
+                picked = await online.pick(guard, players, now)
+                at_once = SEATING
+                if guard.get_bind().dialect.name != "postgresql":
+                    await guard.rollback()  # SQLite: hold no lock while seating
+                    at_once = 1  # one writer
+                started += await self._seat_all(players, picked, at_once)
         async with self._shared.outbox.transaction() as s:
             for entry in await online.due_offers(s, now, self.wait):
                 tr = await self._shared.translators.user(entry.user_id, s)
@@ -208,6 +213,26 @@ class OnlineTables:
                 )
                 await self._shared.outbox.send(s, entry.user_id, tr(OFFER), keys)
         return started
+
+    async def _seat_all(self, players: int, picked: Sequence[Sequence[int]], at_once: int) -> int:
+        """Seat the picked tables, ``at_once`` at a time: the games started."""
+        gate = asyncio.Semaphore(at_once)
+
+        async def seat(ids: Sequence[int]) -> int:
+            async with gate:
+                return await self._seat(players, ids)
+
+        return sum(await asyncio.gather(*(seat(ids) for ids in picked)))
+
+    async def _seat(self, players: int, ids: Sequence[int]) -> int:
+        """Seat one picked table in a transaction of its own: 1 if its game started, 0
+        if one of its people was gone (left, seated elsewhere, busy)."""
+        async with contextlib.AsyncExitStack() as held, self._shared.outbox.transaction() as s:
+            table = await online.claim(s, players, ids)
+            if table is None or not await self._free(s, table):
+                return 0
+            await self._open_table(s, table, players, held)
+        return 1
 
     async def _free(self, s: AsyncSession, table: Sequence[Any]) -> bool:
         """Is everyone at ``table`` free to play? Someone who, while waiting, joined a

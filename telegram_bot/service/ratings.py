@@ -22,7 +22,7 @@ likely are, 1500.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -129,16 +129,23 @@ async def rate_match(
     teams: Sequence[Sequence[int | None]],
     ranks: Sequence[int],
     now: datetime,
+    *,
+    only: Collection[int] | None = None,
 ) -> dict[int, tuple[Skill, Skill]] | None:
     """Rate a finished match of strangers in the caller's transaction: each person's
     (before, after). None when the match is unrated (a computer seat when it began) or
-    was rated already (a game is rated once, whoever finishes it)."""
+    was rated already (a game is rated once, whoever finishes it).
+
+    ``only``: the people whose ratings change (all by default); the library computes
+    the result for everyone, and the others keep theirs (recorded with no change)."""
     if not rated(teams):
         return None
     people = [uid for team in teams for uid in team if uid is not None]
     current = await store.get_ratings(session, players, people, lock=True)
-    after = new_skills(players, teams, ranks, current)  # type: ignore[arg-type]
+    computed = new_skills(players, teams, ranks, current)  # type: ignore[arg-type]
     before = {uid: current.get(uid) or initial() for uid in people}
+    changing = set(people) if only is None else set(only) & set(people)
+    after = {uid: computed[uid] if uid in changing else before[uid] for uid in people}
     seats = [
         {
             "user_id": uid,
@@ -154,5 +161,5 @@ async def rate_match(
     ]
     if not await store.record_rated_match(session, game_id, players, seats, now):
         return None
-    await store.save_ratings(session, players, after, now)
-    return {uid: (before[uid], after[uid]) for uid in people}
+    await store.save_ratings(session, players, {u: after[u] for u in changing}, now)
+    return {uid: (before[uid], after[uid]) for uid in changing}

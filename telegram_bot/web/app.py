@@ -157,7 +157,7 @@ async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
         return await handler(request)
     except WebError as exc:
         response = _error(exc.status, exc.code, **exc.info)
-        if exc.status == 429:
+        if exc.status in (429, 503):  # 503: the database busy (web/games.py busy())
             response.headers["Retry-After"] = str(max(1, round(exc.info.get("retry_after", 1))))
         return response
 

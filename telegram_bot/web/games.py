@@ -16,10 +16,12 @@ Every refusal is a :class:`WebError` with an HTTP status and a stable ``code``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.actions import Action
@@ -59,6 +61,24 @@ def not_found() -> WebError:
 
 def not_seated() -> WebError:
     return WebError(403, "not_seated")
+
+
+#: Seconds a page waits before it asks again when the database is busy.
+BUSY_RETRY = 1.0
+
+
+def busy() -> WebError:
+    """The database's connections were all in use for the pool's whole wait: a 503 the
+    page asks again after (``Retry-After``), not a 500."""
+    return WebError(503, "busy", retry_after=BUSY_RETRY)
+
+
+@contextmanager
+def _pool_busy() -> Iterator[None]:
+    try:
+        yield
+    except PoolTimeout:
+        raise busy() from None
 
 
 class WebGames(Protocol):
@@ -260,8 +280,9 @@ class StoredGames:
         self._closed = closed
 
     async def view(self, game_id: str, user: WebAppUser) -> dict[str, Any]:
-        async with self.sessions() as s:
-            game = await repo.get_game(s, game_id)
+        with _pool_busy():
+            async with self.sessions() as s:
+                game = await repo.get_game(s, game_id)
         if game is None or game.state is None:
             raise not_found()
         match = Match.from_json(game.state)
@@ -281,7 +302,10 @@ class StoredGames:
     async def act(
         self, game_id: str, user: WebAppUser, move: int, action: Action
     ) -> dict[str, Any]:
-        await self.actor(game_id, user.id, move, action)
+        # A move not stored for want of a connection is a 503 (the page asks again;
+        # one stored meanwhile makes that a 409, and the page reloads).
+        with _pool_busy():
+            await self.actor(game_id, user.id, move, action)
         return await self.view(game_id, user)
 
     def subscribe(self, game_id: str) -> Subscription:
@@ -292,19 +316,22 @@ class StoredGames:
             await self._closed(game_id, user.id)
 
     async def language(self, user: WebAppUser) -> str:
-        async with self.sessions() as s:
-            known = await repo.get_user(s, user.id)
+        with _pool_busy():
+            async with self.sessions() as s:
+                known = await repo.get_user(s, user.id)
         return user_language(known.language if known else None, user.language_code)
 
     async def deck(self, user: WebAppUser) -> str | None:
-        async with self.sessions() as s:
-            return await repo.get_user_deck(s, user.id)
+        with _pool_busy():
+            async with self.sessions() as s:
+                return await repo.get_user_deck(s, user.id)
 
     async def set_deck(self, user: WebAppUser, deck: str | None) -> None:
-        async with self.sessions() as s, s.begin():
-            if not await repo.set_user_deck(s, user.id, deck):
-                # Not seen in the chat yet: known from initData from now on.
-                await repo.get_or_create_user(
-                    s, user.id, user.first_name, user.username, user.language_code
-                )
-                await repo.set_user_deck(s, user.id, deck)
+        with _pool_busy():
+            async with self.sessions() as s, s.begin():
+                if not await repo.set_user_deck(s, user.id, deck):
+                    # Not seen in the chat yet: known from initData from now on.
+                    await repo.get_or_create_user(
+                        s, user.id, user.first_name, user.username, user.language_code
+                    )
+                    await repo.set_user_deck(s, user.id, deck)

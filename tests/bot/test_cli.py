@@ -368,3 +368,14 @@ async def test_the_demo_prints_only_the_messages_still_in_the_group(capsys):
     out = capsys.readouterr().out
     assert "the table now" in out
     assert "old table" not in out
+
+
+def test_the_database_pool_size_is_read_from_hokm_db_pool():
+    from telegram_bot.runtime.config import Settings
+
+    assert Settings.from_env({}).db_pool is None  # create_engine's default
+    assert Settings.from_env({"HOKM_DB_POOL": " "}).db_pool is None
+    assert Settings.from_env({"HOKM_DB_POOL": "40"}).db_pool == 40
+    for bad in ("0", "-3", "many"):
+        with pytest.raises(ValueError):
+            Settings.from_env({"HOKM_DB_POOL": bad})

@@ -412,3 +412,84 @@ async def test_a_group_that_chose_rated_matches_rates_them(emu, runner, lang):
     assert stored[loser].mu == pytest.approx(lost.mu)
     for p in people:
         assert TEXTS[lang]["rating"] in table.hand_message(game, p).text
+
+
+@pytest.mark.parametrize("lang", ["fa", "en"])
+async def test_start_and_play_offer_play_with_anyone(emu, online_runner, lang):
+    runner = online_runner
+    from telegram_bot.chat.i18n import get_translator
+    from telegram_bot.handlers import online as handlers_online
+
+    tr = get_translator(lang)
+
+    (user,) = _people(emu, lang, 1)
+    # /start: the button asks which game, in a new message.
+    await emu.send_message(user, user.private_chat_id, "/start")
+    await runner.settle()
+    welcome = _last_with(emu, user, "q:::a")
+    assert [b["text"] for b in buttons(welcome)] == [tr(handlers_online.ONLINE_BUTTON)]
+    await emu.press(user, user.private_chat_id, welcome.message_id, "q:::a")
+    await runner.settle()
+    menu = _last_with(emu, user, "q:::4")
+    assert TEXTS[lang]["which"] in menu.text and menu.message_id > welcome.message_id
+
+    # /play: the solo match starts, with a button to play with people instead.
+    await emu.send_message(user, user.private_chat_id, "/play")
+    await runner.settle()
+    solo = await _game_of(runner, user)
+    assert solo is not None and solo.status == "playing" and solo.chat_id == user.id
+    hint = _last_with(emu, user, f"q:{solo.id}::s")
+    assert hint.text == tr(handlers_online.SOLO_HINT)
+    assert [b["text"] for b in buttons(hint)] == [tr(handlers_online.INSTEAD_BUTTON)]
+    await emu.press(user, user.private_chat_id, hint.message_id, f"q:{solo.id}::s")
+    await runner.settle()
+    # The solo match ended, the button is gone, and the person is asked which game.
+    assert await _game_of(runner, user) is None
+    async with runner.service.sessions() as s:
+        assert (await repo.get_game(s, solo.id)).status != "playing"
+    assert not buttons(emu.message(user.private_chat_id, hint.message_id))
+    menu = _last_with(emu, user, "q:::4")
+    assert menu.message_id > hint.message_id and TEXTS[lang]["which"] in menu.text
+    await emu.press(user, user.private_chat_id, menu.message_id, "q:::4")
+    await runner.settle()
+    assert TEXTS[lang]["queued"] in emu.message(user.private_chat_id, menu.message_id).text
+    async with runner.service.sessions() as s:
+        assert await store.queued(s, user.id) is not None
+
+    # The old button, pressed again under a newer solo match, ends nothing.
+    await emu.send_message(user, user.private_chat_id, "/play")
+    await runner.settle()
+    newer = await _game_of(runner, user)
+    assert newer is not None and newer.id != solo.id
+    await emu.press(user, user.private_chat_id, hint.message_id, f"q:{solo.id}::s")
+    await runner.settle()
+    assert (await _game_of(runner, user)).id == newer.id
+
+
+async def test_the_reaction_limit_holds_across_two_services(emu, online_runner, db_url):
+    """A second service on the same database (another worker) refuses a reaction made
+    within the gap of one the first service sent."""
+    from telegram_bot.runtime.app import build_application, close_application, open_application
+
+    runner = online_runner
+    a, b = _people(emu, "en", 2)
+    for p in (a, b):
+        await _queue(emu, runner, p, 2, "en")
+    assert await runner.service.online.round() == 1
+    await runner.settle()
+    game = await _game_of(runner, a)
+    table_message = _last_with(emu, a, "z:")
+    handle = await emu.press(a, a.private_chat_id, table_message.message_id, f"z:{game.id}::0")
+    await runner.settle()
+    assert TEXTS["en"]["sent"] in (handle.answer.text or "")
+    other = build_application(runner.settings)
+    await open_application(other)
+    await other.start()  # as a cluster worker does (its updates come from the inbox)
+    try:
+        answer = await other.bot_data["service"].online.react(game.id, a.id, "1")
+        assert TEXTS["en"]["wait"] in (answer.text or "")
+        # Someone else at the table may react there.
+        answer = await other.bot_data["service"].online.react(game.id, b.id, "2")
+        assert TEXTS["en"]["sent"] in (answer.text or "")
+    finally:
+        await close_application(other)

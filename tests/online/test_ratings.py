@@ -160,3 +160,47 @@ async def test_rated_leaderboard_by_the_conservative_value(
         board = await store.rated_leaderboard(session, 3)
     assert [(r.user_id, r.name) for r in board] == [(2, "Ali"), (1, "Sara")]
     assert [ratings.display(r.skill) for r in board] == [1404, 1164]
+
+
+async def test_a_leaver_forfeits_a_2v2_match_and_the_partner_who_stayed_keeps_their_rating(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    """2 v 2, person 1 left (a computer in their seat) while their team led on points:
+    their team ranks last; the leaver and both opponents get what openskill computes
+    for that result; the partner who stayed (3) keeps their rating."""
+    from core import Match
+    from telegram_bot.service.online_seats import ONLINE_CHAT_BASE, rate_finished
+
+    strong = Skill(30.0, 4.0, 9)  # the leaver's rating before, not the prior
+    chat = ONLINE_CHAT_BASE - 11
+    seats = [
+        {"bot": "normal", "forfeit": True},  # person 1's seat, taken by a computer
+        {"user_id": 2, "name": "B"},
+        {"user_id": 3, "name": "C"},
+        {"user_id": 4, "name": "D"},
+    ]
+    settings = {"players": 4, "online": {"people": [1, 2, 3, 4], "rated": True}}
+    async with sessions.begin() as session:
+        await store.save_ratings(session, 4, {1: strong}, NOW)
+        await repo.get_or_create_chat(session, chat, "online")
+        game = await repo.create_game(session, chat, 1, seats, settings, status="finished")
+        match = Match()
+        match.scores = [7, 2]  # the leaver's side (seats 0 and 2) ahead on points
+        await rate_finished(session, game, match)
+        after = await store.get_ratings(session, 4, [1, 2, 3, 4])
+        record = await store.rated_match(session, game.id)
+    prior = (ratings.MODEL.mu, ratings.MODEL.sigma)
+    expected = library([[(strong.mu, strong.sigma), prior], [prior, prior]], [2, 1])
+    assert (after[1].mu, after[1].sigma) == expected[0][0]
+    assert (after[2].mu, after[2].sigma) == expected[1][0]
+    assert (after[4].mu, after[4].sigma) == expected[1][1]
+    assert after[1].mu < strong.mu and after[2].mu > prior[0]
+    assert 3 not in after  # the partner: no change, no rated match counted
+    assert (after[1].matches, after[2].matches, after[4].matches) == (10, 1, 1)
+    assert record is not None
+    rows = {r["user_id"]: r for r in record.seats}
+    assert {u: r["rank"] for u, r in rows.items()} == {1: 2, 3: 2, 2: 1, 4: 1}
+    assert rows[3]["mu"] == rows[3]["mu_before"] == prior[0]
+    # The hand messages' rating lines: for those whose rating changed.
+    shown = {x.get("user_id"): x.get("rating") for x in game.seats}
+    assert shown[3] is None and shown[2] is not None and shown[4] is not None

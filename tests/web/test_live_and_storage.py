@@ -133,3 +133,57 @@ async def test_stored_games_keep_the_deck_in_the_users_row(sessions) -> None:
         assert (await repo.get_user(s, USERS[0])).language == "en"
     await games.set_deck(known, None)
     assert await games.deck(known) is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_busy_database_is_a_503_the_page_retries_not_a_500(
+    backend: str, tmp_path: Path
+) -> None:
+    """Every connection of the pool in use past its wait: a view, a page's move and
+    the page's load answer 503 ``busy`` with Retry-After (the page asks again), never
+    a 500; once a connection is free, the same requests succeed."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from telegram_bot.web.app import WebConfig, create_app
+
+    from .conftest import TOKEN, auth
+
+    async with fresh_database_url(backend, tmp_path) as url:
+        await migrate(url)
+        engine = create_engine(url, pool_size=1, max_overflow=0, pool_timeout=0.2)
+        sessions = session_factory(engine)
+        try:
+            m = trick_play_match(seed=4)
+            async with sessions() as s, s.begin():
+                await repo.get_or_create_chat(s, -100, "group")
+                game = await repo.create_game(s, -100, USERS[0], seats(), status="playing")
+                game.state = m.to_json()
+                await repo.save_game(s, game, 0)
+            stored = []
+
+            async def actor(game_id, user_id, move, action):  # the service's: a transaction
+                async with sessions.begin() as s:
+                    stored.append(await repo.get_game(s, game_id))
+
+            games = StoredGames(sessions, LocalBus(), actor)
+            app = create_app(games, WebConfig(bot_token=TOKEN, burst=1000, rate=1000))
+            who = user_of_seat(m, m.turn)
+            body = {"move": 0, "action": {"type": "play", "card": m.legal_cards(m.turn)[0].ascii}}
+            async with TestClient(TestServer(app)) as client:
+                async with engine.connect():  # the pool's only connection, held
+                    for method, path, kw in (
+                        ("GET", f"/api/game/{game.id}", {}),
+                        ("POST", f"/api/game/{game.id}/play", {"json": body}),
+                        ("GET", f"/api/game/{game.id}/events", {}),
+                    ):
+                        r = await client.request(method, path, headers=auth(who), **kw)
+                        assert r.status == 503, (path, r.status)
+                        assert (await r.json())["error"] == "busy"
+                        assert r.headers["Retry-After"] == "1"
+                    assert stored == []
+                r = await client.get(f"/api/game/{game.id}", headers=auth(who))
+                assert r.status == 200
+                r = await client.post(f"/api/game/{game.id}/play", headers=auth(who), json=body)
+                assert r.status == 200 and len(stored) == 1
+        finally:
+            await engine.dispose()

@@ -8,7 +8,8 @@ Notes shared by every table:
 - Timestamps are stored in UTC and always come back timezone-aware (``UTCDateTime``),
   on SQLite as well as on PostgreSQL.
 - JSON columns are ``jsonb`` on PostgreSQL and JSON text on SQLite. Object keys in JSON
-  are strings: ``Game.private_messages`` maps ``str(user_id)`` to a message id.
+  are strings: ``Game.private_messages`` maps ``str(user_id)`` to a message id (the
+  hand), and at an online table ``"t:<user_id>"`` to that person's copy of the table.
 """
 
 from __future__ import annotations

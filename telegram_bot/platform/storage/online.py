@@ -6,8 +6,9 @@ matcher); SQLite has one writer, and each function that reads before it writes t
 the write lock first.
 
 A person is in at most one queue or match at a time: :func:`join` refuses a person
-seated in an active game, and :func:`match_tables` deletes the rows of those it seats
-in the caller's transaction, which is to create their game too (then a join racing
+seated in an active game, and :func:`match_tables` (a whole round) or
+:func:`claim_table` (one table of it) deletes the rows of those it seats in the
+caller's transaction, which is to create their game too (then a join racing
 the matcher waits for its row lock and sees the game).
 """
 
@@ -164,9 +165,11 @@ async def queued(session: AsyncSession, user_id: int) -> Queued | None:
     return None if row is None else _queued(row)
 
 
-async def waiting(session: AsyncSession, players: int | None = None) -> list[Queued]:
+async def waiting(
+    session: AsyncSession, players: int | None = None, *, limit: int | None = None
+) -> list[Queued]:
     """Everyone in the queue (of one game, or all), longest waiting first."""
-    query = select(*_QUEUE_COLUMNS).order_by(_Q.c.joined_at, _Q.c.user_id)
+    query = select(*_QUEUE_COLUMNS).order_by(_Q.c.joined_at, _Q.c.user_id).limit(limit)
     if players is not None:
         query = query.where(_Q.c.players == players)
     return [_queued(row) for row in (await session.execute(query)).all()]
@@ -222,6 +225,60 @@ async def match_tables(
         if result.rowcount != len(seated):  # they were locked by this transaction
             raise RuntimeError("seated people left the queue under the matcher's lock")
     return tables
+
+
+async def lock_matcher(session: AsyncSession, players: int) -> bool:
+    """Become the one matcher of a game of ``players`` for the caller's transaction
+    (PostgreSQL: a transaction-level advisory lock, taken or refused at once); False
+    if another matcher holds it. SQLite has one writer: always True, and nothing held.
+
+    A round holds this in a transaction of its own (which reads the queue and writes
+    nothing) while each table it picks is seated by :func:`claim_table` in its own
+    short transaction: one matcher picks at a time, and no table waits for another's
+    deal to commit."""
+    _check_game(players)
+    if session.get_bind().dialect.name != "postgresql":
+        return True
+    got = await session.scalar(
+        text("SELECT pg_try_advisory_xact_lock(:key, :players)"),
+        {"key": _MATCHER_LOCK, "players": players},
+    )
+    return bool(got)
+
+
+async def claim_table(
+    session: AsyncSession, players: int, user_ids: Sequence[int]
+) -> list[Queued] | None:
+    """Take the people of one table (picked from a read of the queue) out of the queue
+    of a game of ``players``, in the caller's transaction, which is to create their
+    game too: their rows as they are now, in the order of ``user_ids``; or None, and
+    nothing done, if any of them is no longer waiting for this game or is locked at
+    this moment (leaving, joining again, or seated by another transaction): the others
+    stay in the queue for the next round.
+
+    The rows are read ``FOR UPDATE SKIP LOCKED`` and deleted, so two transactions never
+    seat one person, and a join racing this waits for the row lock and then sees the
+    game (see :func:`join`)."""
+    _check_game(players)
+    ids = list(user_ids)
+    if len(ids) != players or len(set(ids)) != players:
+        raise ValueError(f"not a table of {players}: {ids!r}")
+    await _take_write_lock(session)
+    rows = (
+        await session.execute(
+            select(*_QUEUE_COLUMNS)
+            .where(_Q.c.players == players, _Q.c.user_id.in_(sorted(ids)))
+            .order_by(_Q.c.user_id)
+            .with_for_update(skip_locked=True)
+        )
+    ).all()
+    found = {row.user_id: _queued(row) for row in rows}
+    if len(found) != players:
+        return None
+    result = await session.execute(delete(_Q).where(_Q.c.user_id.in_(sorted(ids))))
+    if result.rowcount != players:  # they were locked by this transaction
+        raise RuntimeError("seated people left the queue under the matcher's lock")
+    return [found[uid] for uid in ids]
 
 
 async def due_offers(
@@ -355,3 +412,44 @@ async def rated_leaderboard(
         )
     ).all()
     return [Ranked(row[0], row[1], Skill(row[2], row[3], row[4])) for row in rows]
+
+
+# ------------------------------------------------------------------------ reactions
+
+
+async def claim_reaction(
+    session: AsyncSession, chat_id: int, user_id: int, now: float, gap: float
+) -> bool:
+    """May ``user_id`` react at the online table of chat ``chat_id`` at ``now`` (epoch
+    seconds), their last reaction there being at least ``gap`` seconds ago? If so, note
+    ``now`` as their last, in the caller's transaction.
+
+    One conditional UPDATE of the table's own chat row (``settings["reacted"]``, by
+    user), so the limit holds across workers: on PostgreSQL a second claim waits for
+    the first's commit and then finds the new time (the row is read again); SQLite has
+    one writer. Nothing else writes an online table's chat settings during the match."""
+    key = str(int(user_id))
+    if session.get_bind().dialect.name == "postgresql":
+        sql = """
+            UPDATE chats SET settings = COALESCE(settings, '{}'::jsonb) || jsonb_build_object(
+                'reacted',
+                COALESCE(settings->'reacted', '{}'::jsonb) || jsonb_build_object(
+                    CAST(:key AS text), CAST(:now AS double precision)))
+            WHERE id = :chat
+              AND COALESCE(CAST(settings->'reacted'->>CAST(:key AS text) AS double precision),
+                           0) <= CAST(:latest AS double precision)
+        """
+        params = {"key": key, "now": now, "chat": chat_id, "latest": now - gap}
+    else:
+        path = f'$.reacted."{key}"'
+        sql = """
+            UPDATE chats SET settings = json_set(
+                CASE WHEN json_type(COALESCE(settings, '{}'), '$.reacted') IS NULL
+                     THEN json_set(COALESCE(settings, '{}'), '$.reacted', json('{}'))
+                     ELSE settings END,
+                :path, :now)
+            WHERE id = :chat AND COALESCE(json_extract(settings, :path), 0) <= :latest
+        """
+        params = {"path": path, "now": now, "chat": chat_id, "latest": now - gap}
+    result = await session.execute(text(sql), params)
+    return result.rowcount == 1

@@ -518,23 +518,28 @@ def hand_slot(game_id: str, user_id: int) -> str:
     return f"h:{game_id}:{int(user_id)}"
 
 
-def _parse_slot(slot: str) -> tuple[str, str, int | None]:
+def _parse_slot(slot: str) -> tuple[str, str, str | None]:
+    """(where, game id, key): ``("t", game, None)`` for a game's table message (its
+    ``table_message_id``); ``("h", game, key)`` for a message of one person, kept in
+    ``private_messages`` under ``key``: their hand (``str(user_id)``) or, at an online
+    table, their own copy of the table (slot ``t:<game>:<user>``, key ``t:<user>``)."""
     kind, _, rest = slot.partition(":")
     if kind == "t":
-        return kind, rest, None
+        game_id, _, user = rest.partition(":")
+        return ("h", game_id, f"t:{int(user)}") if user else ("t", rest, None)
     if kind == "h":
         game_id, _, user = rest.partition(":")
-        return kind, game_id, int(user)
+        return kind, game_id, str(int(user))
     raise ValueError(f"unknown message slot {slot!r}")
 
 
 async def slot_message_id(session: AsyncSession, slot: str) -> int | None:
     """The message a slot names now, or None (not sent yet, or gone)."""
-    kind, game_id, user_id = _parse_slot(slot)
+    kind, game_id, key = _parse_slot(slot)
     if kind == "t":
         return await session.scalar(select(Game.table_message_id).where(Game.id == game_id))
     pm = await session.scalar(select(Game.private_messages).where(Game.id == game_id))
-    value = (pm or {}).get(str(user_id))
+    value = (pm or {}).get(key)
     return None if value is None else int(value)
 
 
@@ -553,8 +558,10 @@ async def slot_message_ids(session: AsyncSession, game_ids: Iterable[str]) -> di
     slots: dict[str, int | None] = {}
     for game_id, table_id, private in result.all():
         slots[table_slot(game_id)] = table_id
-        for user, message_id in (private or {}).items():
-            slots[f"h:{game_id}:{user}"] = None if message_id is None else int(message_id)
+        for key, message_id in (private or {}).items():
+            # An online table's copies ("t:<user>") are the slots t:<game>:<user>.
+            slot = f"t:{game_id}:{key[2:]}" if key.startswith("t:") else f"h:{game_id}:{key}"
+            slots[slot] = None if message_id is None else int(message_id)
     return slots
 
 
@@ -565,7 +572,7 @@ async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) ->
     (jsonb ``||`` / ``-`` on PostgreSQL, ``json_set`` / ``json_remove`` on SQLite), so
     concurrent writers of other fields or other players' keys are never overwritten.
     """
-    kind, game_id, user_id = _parse_slot(slot)
+    kind, game_id, key = _parse_slot(slot)
     if kind == "t":
         await session.execute(
             update(Game)
@@ -575,7 +582,6 @@ async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) ->
         )
         return
     dialect = session.get_bind().dialect.name
-    key = str(user_id)
     if dialect == "postgresql":
         sql = (
             "UPDATE games SET private_messages = private_messages - :key WHERE id = :id"
@@ -599,7 +605,7 @@ async def bind_slot(session: AsyncSession, slot: str, message_id: int | None) ->
 def pg_bind_slot(slot: str, message_id: int | None, first: int) -> tuple[str, list[Any]]:
     """:func:`bind_slot`'s UPDATE on asyncpg directly (see pgdirect), its parameters
     numbered from ``$first``: the SQL and the parameters' values."""
-    kind, game_id, user_id = _parse_slot(slot)
+    kind, game_id, key = _parse_slot(slot)
     a, b, c = (f"${first + i}" for i in range(3))
     if kind == "t":
         sql = f"UPDATE games SET table_message_id = {b}::bigint, updated_at = {c} WHERE id = {a}"
@@ -607,13 +613,13 @@ def pg_bind_slot(slot: str, message_id: int | None, first: int) -> tuple[str, li
     if message_id is None:
         return f"UPDATE games SET private_messages = private_messages - {b}::text WHERE id = {a}", [
             game_id,
-            str(user_id),
+            key,
         ]
     sql = (
         f"UPDATE games SET private_messages = private_messages || "
         f"jsonb_build_object({b}::text, {c}::bigint) WHERE id = {a}"
     )
-    return sql, [game_id, str(user_id), message_id]
+    return sql, [game_id, key, message_id]
 
 
 # ---------------------------------------------------------------------------- results

@@ -407,17 +407,26 @@
     return { Authorization: 'tma ' + (TG ? TG.initData : '') };
   }
 
-  function send(action) {
+  function send(action, move) {
     var v = state.view;
-    if (!v || state.busy) return;
+    if (move === undefined) {
+      if (!v || state.busy) return;
+      move = v.move;
+    }
     state.busy = true;
     fetch('/api/game/' + encodeURIComponent(state.game) + '/play', {
       method: 'POST',
       headers: Object.assign({ 'Content-Type': 'application/json' }, authHeaders()),
-      body: JSON.stringify({ move: v.move, action: action })
+      body: JSON.stringify({ move: move, action: action })
     }).then(function (r) {
       return r.json().then(function (body) { return { status: r.status, body: body }; });
     }).then(function (res) {
+      if (res.status === 503) {
+        // The server's database was busy and stored nothing: the same move again
+        // (at the same move number: if it was stored after all, that is a 409).
+        toast(t('reconnecting'));
+        return sleep(1000).then(function () { send(action, move); });
+      }
       state.busy = false;
       if (res.status === 200) { state.picked = []; show(res.body.view); return; }
       var code = res.body && res.body.error;
