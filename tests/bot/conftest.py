@@ -52,6 +52,19 @@ async def runner(emu, db_url) -> AsyncIterator[BotRunner]:
 _PAIRS = {("sqlite", "fa"), ("postgresql", "en")}
 
 
+# Tests marked ``one_backend`` measure what does not depend on the database (memory
+# kept per match, the outbox's drain at SIGTERM) and are among the longest: they run
+# on PostgreSQL alone, the production backend, where PostgreSQL is required.
+
+
+def _kept(item: pytest.Item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if item.get_closest_marker("one_backend") is not None:
+        return params.get("db_url", "postgresql") == "postgresql"
+    pair = (params.get("db_url"), params.get("lang"))
+    return None in pair or pair in _PAIRS
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.environ.get("HOKM_TEST_PG", "").strip() != "1":
         return
@@ -59,12 +72,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     keep, drop = [], []
     for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        pair = (params.get("db_url"), params.get("lang"))
-        if None in pair or pair in _PAIRS:
-            keep.append(item)
-        else:
-            drop.append(item)
+        (keep if _kept(item) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

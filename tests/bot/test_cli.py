@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from telegram_bot.runtime.config import ENVIRONMENT
+from telegram_bot.runtime.config import ENVIRONMENT, token_problem
 from telegram_bot.runtime.startup import EXIT_UNAVAILABLE, EXIT_USAGE
 from tests.dbutil import fresh_database_url
 
@@ -214,18 +214,35 @@ def test_every_variable_the_bot_reads_is_in_the_help_and_in_the_readme():
 # --------------------------------------------------------------- malformed tokens
 
 
+MALFORMED = [
+    ("hello", None),
+    ("123456789", None),
+    ("bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", None),  # pasted with "bot"
+    ("123456789:AAH dqTcvCH1vGWJxfSeofSAs0K5PALDsaw", None),
+    ("123456789:AAHdqTcv", None),  # cut short: Telegram's secrets have 35 characters
+    ("hello", "http://127.0.0.1:9"),
+]
+
+
+@pytest.mark.parametrize(("token", "api_url"), MALFORMED)
+def test_every_malformed_token_has_its_reason(token, api_url):
+    assert (token_problem(token, api_url) or "").startswith("BOT_TOKEN is malformed")
+
+
+def test_a_well_formed_token_has_no_reason():
+    assert token_problem("123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", None) is None
+    assert token_problem("123456:ANY", "http://127.0.0.1:8081") is None  # an emulator's fake
+
+
+# A process per form would spend a second or more each on imports: the forms are
+# checked above, and here each entry point shows that it refuses one before any call.
 @pytest.mark.parametrize(
-    ("token", "api_url"),
+    ("token", "api_url", "command"),
     [
-        ("hello", None),
-        ("123456789", None),
-        ("bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", None),  # pasted with "bot"
-        ("123456789:AAH dqTcvCH1vGWJxfSeofSAs0K5PALDsaw", None),
-        ("123456789:AAHdqTcv", None),  # cut short: Telegram's secrets have 35 characters
-        ("hello", "http://127.0.0.1:9"),
+        ("123456789:AAHdqTcv", None, ("telegram_bot",)),
+        ("hello", "http://127.0.0.1:9", ("telegram_bot.runtime.cluster", "worker")),
     ],
 )
-@pytest.mark.parametrize("command", [("telegram_bot",), ("telegram_bot.runtime.cluster", "worker")])
 async def test_a_malformed_token_is_refused_before_any_network_call(token, api_url, command):
     # Nothing listens at 127.0.0.1:9 and api.telegram.org is not reachable from the
     # tests: a token that got as far as the network would be reported as unreachable.

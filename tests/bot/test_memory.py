@@ -13,7 +13,8 @@ from telegram_bot.service import languages
 from .driver import Table, by_level
 from .test_game_flow import _data, _open, _people
 
-MATCHES = 10
+#: Matches in a row, each with a new person: more people than the language cache keeps (3).
+MATCHES = 6
 
 
 def _sizes(service) -> dict[str, int]:
@@ -44,7 +45,7 @@ async def test_many_short_matches_leave_no_per_game_state(emu, runner, monkeypat
 
 #: Matches in each of the two windows measured by tracemalloc, after warming up
 #: (connections, compiled statements).
-TRACED = 12
+TRACED = 8
 #: What a window may leave allocated from the bot's and the rules' code: a few
 #: containers' worth of noise. Keeping what a message showed, or which message a slot
 #: named, for each finished game came to ~1 KiB a match.
@@ -59,6 +60,7 @@ async def _quiet(service) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.one_backend
 async def test_finished_matches_leave_no_per_game_state_through_the_service(db_url):
     """Matches played to the end through the service (the driver of
     ``python -m benchmarks.memory``): every per-game structure of the service and of

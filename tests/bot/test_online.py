@@ -394,7 +394,7 @@ async def test_a_group_that_chose_rated_matches_rates_them(emu, runner, lang):
     await emu.send_message(people[0], group.id, "/rated")
     await runner.settle()
     assert "/rated" in emu.chat_log(group.id)[-1].text
-    table = await _start(emu, runner, group, people, players=2)
+    table = await _start(emu, runner, group, people, players=2, target=1)
     game = await table.game()
     assert game.settings.get("rated") is True
     await table.play_out({p.id: lowest_card for p in people})

@@ -82,6 +82,7 @@ async def test_the_bot_removed_from_the_group_keeps_private_play_going(emu, runn
 
 
 @pytest.mark.slow
+@pytest.mark.one_backend
 async def test_the_bidding_variant_through_the_buttons(emu, runner):
     people = await _people(emu, ["Lea"], lang="en")
     group = emu.add_group("Spades", members=people, admins=people)

@@ -91,6 +91,7 @@ async def test_a_restarted_process_takes_its_computers_turn_over_at_once(emu, db
 
 
 @pytest.mark.slow
+@pytest.mark.one_backend
 async def test_sigterm_sends_the_queued_messages_before_exiting(emu, db_url, tmp_path):
     """The person plays as fast as their hand allows, so the group's paced table edits
     and results queue up; SIGTERM the moment the match is stored as over: everything
