@@ -152,16 +152,20 @@ class Views:
         # (:meth:`page_closed`) and, should that be missed (a killed process's lease
         # runs out), by the first move after, as what each hand message shows is
         # remembered (see the module's text). At an online table their own copy of
-        # the table is left alone while cards are played. A group's table, which
+        # the table is left alone while cards are played; the others' copies follow once
+        # a trick, as their hand message shows the trick when it is their turn (a
+        # stranger's table costs at most a call a card). A group's table, which
         # everyone reads, is edited once a trick (and for all but cards) when every
         # person at it has the page open.
         watching = await self.watching(s, game) if events else frozenset()
         people = {int(u) for u in game.user_ids()}
-        cards_only = all(isinstance(e, CardPlayed | TrickWon) for e in events)
+        cards_only = bool(events) and all(isinstance(e, CardPlayed | TrickWon) for e in events)
         trick_won = any(isinstance(e, TrickWon) for e in events)
         skip: frozenset[int] = frozenset()
         if online_seats.is_online(game):
-            skip = watching if cards_only else frozenset()
+            skip = frozenset()
+            if cards_only:
+                skip = watching if trick_won else frozenset(people)
             quiet_table = bool(people) and people <= skip
         else:
             quiet_table = bool(people) and people <= watching and cards_only and not trick_won
