@@ -455,6 +455,7 @@ class HardPlayer(RulePlayer):
                 draws_left -= 1
                 i = pool.draw(self.rng)
                 if i in solved:
+                    self._note(1.0, pool.hands(i))
                     rows.append((1.0, solved[i]))
                     for c in cards:
                         totals[c] += solved[i][c]
@@ -540,6 +541,7 @@ class HardPlayer(RulePlayer):
             rows.append((weight, row))
             weights += weight
             samples += 1
+            self._note(weight, hands)
             if pool is not None:
                 solved[i] = row
             n_solved = len(solved) if pool is not None else samples
@@ -549,6 +551,13 @@ class HardPlayer(RulePlayer):
         if not samples or weights <= 0:
             return None
         return ({c: t / weights for c, t in totals.items()}, samples)
+
+    def _note(self, weight: float, hands: list[CardSet]) -> None:
+        """Keep a solved deal and its weight for measurements (``self.noted``, when a
+        list: :mod:`benchmarks.deal_accuracy`)."""
+        noted = getattr(self, "noted", None)
+        if noted is not None:
+            noted.append((weight, hands))
 
     def _score_playouts(
         self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock
