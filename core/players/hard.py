@@ -48,6 +48,7 @@ from .clock import Clock, OutOfTime
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
+from .particles import DealPool
 from .rules import PlayState, RulePlayer, choose_trump_rule, rule_card, state_from_view
 from .search import (
     SearchMatch,
@@ -328,6 +329,15 @@ class HardPlayer(RulePlayer):
     #: The model of the others' play in inference (:func:`.inference.play_likelihood`):
     #: 0 the rules, 1 the corrected rules.
     inference_policy = 0
+    #: 4 players: keep this many weighted deals from one decision to the next within
+    #: a hand (:mod:`.particles`; 0: fresh candidate deals every decision). The
+    #: solved deals are then drawn from the pool in proportion to their weights, and
+    #: a deal drawn again reuses its scores; ``max_samples`` counts distinct deals.
+    reuse_deals = 0
+    #: ... dropping kept deals whose weight falls below this times the best one.
+    reuse_floor = 0.01
+    #: ... and drawing at most this share of the pool's size afresh per decision.
+    reuse_fresh = 0.5
     #: 4 players: score cards by double dummy at all (off: the playouts alone, as
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
@@ -420,12 +430,38 @@ class HardPlayer(RulePlayer):
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
         weights = 0.0
+        pool: DealPool | None = None
+        if infer and self.reuse_deals > 0:
+            pool = getattr(self, "_pool", None)
+            if pool is None or pool.size != self.reuse_deals:
+                fresh = max(1, round(self.reuse_fresh * self.reuse_deals))
+                pool = self._pool = DealPool(self.reuse_deals, self.reuse_floor, fresh)
+            pool.update(view, know, self.rng, surprise, model, clock)
+        # Scores of the pool's deals solved in this decision (a deal drawn again
+        # reuses them), how many were solved, and how many draws are allowed.
+        solved: dict[int, dict[Card, float]] = {}
+        draws_left = 8 * self.max_samples
         # A sample starts only if one more of the average so far fits; each solve in
         # it is checked again. (Drawing and weighing candidates and the playouts
         # take as long as the solves in the first tricks, and longer later.)
         per_sample = 0.0
-        while samples < self.max_samples and clock.fits(per_sample):
+        while (samples if pool is None else len(solved)) < self.max_samples and clock.fits(
+            per_sample
+        ):
             t0 = time.perf_counter()
+            if pool is not None:
+                if draws_left <= 0:
+                    break
+                draws_left -= 1
+                i = pool.draw(self.rng)
+                if i in solved:
+                    self._note(1.0, pool.hands(i))
+                    rows.append((1.0, solved[i]))
+                    for c in cards:
+                        totals[c] += solved[i][c]
+                    weights += 1.0
+                    samples += 1
+                    continue
             # Importance resampling: draw a few candidate deals, weigh each by how
             # well it explains the plays seen, solve one chosen in proportion to its
             # weight. Candidates are cheap next to a solve in the first tricks.
@@ -433,25 +469,29 @@ class HardPlayer(RulePlayer):
             # than one full-weight deal (late in a hand most random deals explain
             # the plays badly). The count depends on weights, not on measured
             # times, so that a decision with a sample cap is reproducible.
-            least = (self.candidates_early if yes_no else self.candidates_late) if infer else 1
-            cands: list[tuple[list[CardSet], float]] = []
-            total_w = 0.0
-            while len(cands) < least or (
-                total_w < self.candidate_weight and len(cands) < self.candidates_max
-            ):
-                hands = view_sample(view, know, self.rng)
-                w = play_likelihood(view, hands, surprise, model) if infer else 1.0
-                cands.append((hands, w))
-                total_w += w
-            k = len(cands)
-            r = self.rng.random() * total_w
-            hands = cands[-1][0]
-            for h, w in cands:
-                if r < w:
-                    hands = h
-                    break
-                r -= w
-            weight = total_w / k
+            if pool is not None:
+                hands = pool.hands(i)
+                weight = 1.0
+            else:
+                least = (self.candidates_early if yes_no else self.candidates_late) if infer else 1
+                cands: list[tuple[list[CardSet], float]] = []
+                total_w = 0.0
+                while len(cands) < least or (
+                    total_w < self.candidate_weight and len(cands) < self.candidates_max
+                ):
+                    hands = view_sample(view, know, self.rng)
+                    w = play_likelihood(view, hands, surprise, model) if infer else 1.0
+                    cands.append((hands, w))
+                    total_w += w
+                k = len(cands)
+                r = self.rng.random() * total_w
+                hands = cands[-1][0]
+                for h, w in cands:
+                    if r < w:
+                        hands = h
+                        break
+                    r -= w
+                weight = total_w / k
             row: dict[Card, float] = dict.fromkeys(cards, 0.0)
             if self.dds:
                 try:  # a solve that would not fit ends the search (this sample is dropped)
@@ -501,12 +541,23 @@ class HardPlayer(RulePlayer):
             rows.append((weight, row))
             weights += weight
             samples += 1
-            per_sample += (time.perf_counter() - t0 - per_sample) / samples
+            self._note(weight, hands)
+            if pool is not None:
+                solved[i] = row
+            n_solved = len(solved) if pool is not None else samples
+            per_sample += (time.perf_counter() - t0 - per_sample) / n_solved
             if samples >= self.settle_samples and samples % 8 == 0 and _settled(rows, totals):
                 break
         if not samples or weights <= 0:
             return None
         return ({c: t / weights for c, t in totals.items()}, samples)
+
+    def _note(self, weight: float, hands: list[CardSet]) -> None:
+        """Keep a solved deal and its weight for measurements (``self.noted``, when a
+        list: :mod:`benchmarks.deal_accuracy`)."""
+        noted = getattr(self, "noted", None)
+        if noted is not None:
+            noted.append((weight, hands))
 
     def _score_playouts(
         self, view: SeatView, know: Knowledge, cards: list[Card], clock: Clock

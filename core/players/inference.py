@@ -43,13 +43,17 @@ def play_likelihood(
     hands: list[CardSet],
     surprise: tuple[float, ...],
     policy: Callable[[PlayState], Card] = rule_card,
+    start: int = 0,
 ) -> float:
     """Weight of a sampled deal (4-player classic play phase).
 
     ``hands`` are the cards each seat holds now in the sample (this seat's own hand
     included); ``surprise[s]`` is the factor for each play by seat ``s`` that the
     rules would not have made (1.0: no inference about ``s``). ``policy`` is the
-    model of the others' play, by default the rules.
+    model of the others' play, by default the rules. ``start``: only the plays from
+    this one on (counted over the hand, 0 the opening lead) are judged, the earlier
+    ones only replayed (a weight kept from an earlier decision is brought up to date
+    at the cost of the new plays, :mod:`.particles`).
     """
     me = view.seat
     trump = int(view.trump)  # type: ignore[arg-type]
@@ -67,9 +71,11 @@ def play_likelihood(
     won = [0, 0, 0, 0]
     weight = 1.0
     hakem = view.hakem
+    index = -1
     for plays in plays_by_trick:
         trick: list[tuple[int, int]] = []
         for s, c in plays:
+            index += 1
             h = held[s]
             if trick:
                 led = trick[0][1] // 13
@@ -77,7 +83,7 @@ def play_likelihood(
             else:
                 led = -1
                 legal = h
-            if s != me and surprise[s] < 1.0 and legal & (legal - 1):
+            if index >= start and s != me and surprise[s] < 1.0 and legal & (legal - 1):
                 st = PlayState(
                     n=4,
                     seat=s,

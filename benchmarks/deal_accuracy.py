@@ -1,0 +1,114 @@
+"""How close the hard player's sampled deals are to the real one, by way of sampling.
+
+    .venv/bin/python -m benchmarks.deal_accuracy [--deals 10] [--seed 880000]
+        [--variant NAME:key=val,key=val ...]
+
+Plays the first hand of each seeded 4-player deal with "normal" at every seat. At
+each decision of every seat after the first play, each variant of the hard player
+(its own instance per seat, so that one keeping deals between decisions sees all its
+seat's decisions) is asked for its card, with double dummy off (``dds=0``: the
+sampling and inference run, nothing is solved), and the deals it would have solved
+are scored: the share of the other seats' hidden cards each one puts in the right
+hand, weighted as the search weighs them. The variants see the same positions, so
+their difference is paired by decision. The real cards are read only here, to score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+from core.arena import _tuned, parse_settings
+from core.match import Match, Phase
+from core.players import make_player
+from core.variant import Variant
+
+BASE = "max_samples=32,settle_samples=100000,playout_weight=0,search_trump_4p=0,dds=0"
+DEFAULT_VARIANTS = [
+    "uniform:" + BASE + ",surprise_opponent=1.0,surprise_partner=1.0",
+    "fresh:" + BASE,
+    "pool128:" + BASE + ",reuse_deals=128",
+]
+
+
+def _accuracy(noted, real: list[int], me: int) -> float | None:
+    sw = acc = 0.0
+    for w, hands in noted:
+        hidden = right = 0
+        for s in range(4):
+            if s == me:
+                continue
+            hidden += real[s].bit_count()
+            right += (hands[s] & real[s]).bit_count()
+        if hidden:
+            sw += w
+            acc += w * right / hidden
+    return acc / sw if sw else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--deals", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=880000)
+    ap.add_argument("--variant", action="append", help="NAME:key=val,key=val")
+    args = ap.parse_args()
+    variants = []
+    for item in args.variant or DEFAULT_VARIANTS:
+        name, _, sets = item.partition(":")
+        variants.append((name, parse_settings([s for s in sets.split(",") if s])))
+    scores: dict[str, list[float]] = {name: [] for name, _ in variants}
+    late: dict[str, list[float]] = {name: [] for name, _ in variants}
+    cpu: dict[str, float] = dict.fromkeys(scores, 0.0)
+    with open("/proc/loadavg") as f:
+        load0 = f.read().split()[0]
+    for d in range(args.deals):
+        seed = args.seed + d
+        m, _ = Match.new(Variant.four(), seed)
+        drivers = [make_player("normal", seed=seed * 10 + s) for s in range(4)]
+        hards = {
+            name: [
+                _tuned(make_player("hard", seed=seed * 10 + s, time_budget=5.0), sets)
+                for s in range(4)
+            ]
+            for name, sets in variants
+        }
+        hand = m.hand_no
+        while m.hand_no == hand and m.phase is not Phase.OVER:
+            seat = m.turn
+            view = m.view(seat)
+            if m.phase is Phase.PLAY and (view.tricks or view.trick) and len(view.legal) > 1:
+                row = {}
+                for name, _ in variants:
+                    p = hards[name][seat]
+                    p.noted = []
+                    c0 = time.process_time()
+                    p.act(view)
+                    cpu[name] += time.process_time() - c0
+                    row[name] = _accuracy(p.noted, m.hands, seat)
+                if all(v is not None for v in row.values()):
+                    for name, v in row.items():
+                        scores[name].append(v)
+                        if len(view.tricks) >= 6:
+                            late[name].append(v)
+            m.apply(seat, drivers[seat].act(view))
+    with open("/proc/loadavg") as f:
+        load1 = f.read().split()[0]
+    first = variants[0][0]
+    n = len(scores[first])
+    print(f"{args.deals} deals from seed {args.seed}, {n} decisions; load {load0} -> {load1}")
+    for name, _ in variants:
+        xs, ls = scores[name], late[name]
+        diffs = [a - b for a, b in zip(xs, scores[first], strict=True)]
+        mean_d = sum(diffs) / n
+        sd = math.sqrt(sum((x - mean_d) ** 2 for x in diffs) / max(1, n - 1))
+        print(
+            f"  {name:10s} hidden cards placed right: {100 * sum(xs) / n:5.1f}%"
+            f" (tricks 7-13: {100 * sum(ls) / max(1, len(ls)):5.1f}%)"
+            f"  minus {first}: {100 * mean_d:+5.2f} (SE {100 * sd / math.sqrt(n):.2f})"
+            f"  CPU {1000 * cpu[name] / n:6.1f} ms/decision"
+        )
+
+
+if __name__ == "__main__":
+    main()
