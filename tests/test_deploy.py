@@ -484,7 +484,8 @@ def pool_sizes() -> dict[str, int]:
         "telegram_bot/platform/migrations/env.py": [
             "engine = create_engine(_url(), poolclass=pool.NullPool)",  # unused by migrate()
         ],
-        "telegram_bot/runtime/app.py": ["engine = create_engine(settings.database_url)"],
+        # HOKM_DB_POOL, unset in docker-compose.yml (checked below), keeps the default.
+        "telegram_bot/runtime/app.py": ["engine = create_engine(settings.database_url, **sizing)"],
         "telegram_bot/runtime/cluster.py": [
             "engine = create_engine(url, pool_size=8, max_overflow=0)  # one short insert a request",
             "engine = create_engine(url)",
@@ -493,9 +494,13 @@ def pool_sizes() -> dict[str, int]:
             "engine = create_engine(self.database_url, pool_size=4, max_overflow=0)"
         ],
     }, calls
+    assert not re.search(r"HOKM_DB_POOL\s*[:=]", (ROOT / "docker-compose.yml").read_text())
     cluster = (ROOT / "telegram_bot" / "runtime" / "cluster.py").read_text()
-    assert cluster.count("asyncpg.connect(") == 1  # the worker's LISTEN connection
-    return {"worker": kept + kept + 4 + 1 + 1, "ingress": 8 + 1}
+    # The worker's LISTEN connection, and the ingress's for languages.
+    assert cluster.count("asyncpg.connect(") == 2
+    # The ingress: its inbox (8), the Mini App's game service (its pages' moves), the
+    # rate limiter, the pages' PgBus and the language LISTEN connections, migrations.
+    return {"worker": kept + kept + 4 + 1 + 1, "ingress": 8 + kept + 4 + 1 + 1 + 1}
 
 
 def test_postgresql_takes_the_connections_of_the_scale_example():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -57,11 +58,46 @@ _PAIRS = {("sqlite", "fa"), ("postgresql", "en")}
 # on PostgreSQL alone, the production backend, where PostgreSQL is required.
 
 
+# The end-to-end tests of the chat's features (the game's flow, its texts, its
+# buttons) go through the same storage code on either database: each runs on one of
+# the two, chosen by its name, so that the suite covers both and keeps within its ten
+# minutes. What is about the storage itself runs on both: crashes and restarts, the
+# outbox, locks, migrations between chats, row locks, the open pages' rows.
+_BOTH_BACKENDS = {
+    "test_backlog.py",
+    "test_chatlocks.py",
+    "test_groups.py",
+    "test_kill.py",
+    "test_live_and_storage.py",
+    "test_locks.py",
+    "test_memory.py",
+    "test_open_pages.py",
+    "test_outbox.py",
+    "test_outbox_order.py",
+    "test_pings.py",
+    "test_reposts_shared.py",
+    "test_restart.py",
+    "test_takeover.py",
+}
+_SPLIT_DIRS = {"bot", "web"}
+
+
+def _one_of_the_two(item: pytest.Item) -> str:
+    name = getattr(item, "originalname", item.name)
+    return BACKENDS[zlib.crc32(f"{item.path.name}::{name}".encode()) % 2]
+
+
 def _kept(item: pytest.Item) -> bool:
     params = getattr(getattr(item, "callspec", None), "params", {})
-    if item.get_closest_marker("one_backend") is not None:
-        return params.get("db_url", "postgresql") == "postgresql"
+    if item.get_closest_marker("one_backend") is not None:  # and its English texts
+        return params.get("db_url", "postgresql") == "postgresql" and params.get("lang") in (
+            None,
+            "en",
+        )
     pair = (params.get("db_url"), params.get("lang"))
+    split = item.path.parent.name in _SPLIT_DIRS and item.path.name not in _BOTH_BACKENDS
+    if split and pair[0] is not None and pair[1] is None:
+        return pair[0] == _one_of_the_two(item)
     return None in pair or pair in _PAIRS
 
 

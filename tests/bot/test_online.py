@@ -176,6 +176,7 @@ async def test_four_people_online_make_one_table_by_the_bots_own_loop(emu, db_ur
         await runner.stop()
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("lang", ["fa", "en"])
 async def test_a_lone_person_gets_computers_after_the_wait(emu, online_runner, lang):
     runner = online_runner
