@@ -9,11 +9,7 @@ computers follow is stored without a render (it is shown with theirs, one edit l
 by another transaction, maybe by the next process after a kill). So each hand's
 essentials (its cards, whether it is that player's turn, the phase) as last decided
 are remembered, and a hand whose essentials differ, or that this process has not
-decided since it started, is edited too. One process remembers them in memory. In a
-cluster a game's moves are made by several processes (each person's presses and the
-pages' moves reach different ones), so there they are kept in the seat's entry of the
-game row (``shown``: no card, only the hand's size), written in the move's transaction:
-otherwise a process that did not make a hand's last edit would edit it again.
+decided since it started, is edited too.
 """
 
 from __future__ import annotations
@@ -21,7 +17,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 from telegram import InlineKeyboardMarkup
 
@@ -46,18 +41,6 @@ OPEN_TABLE = N_("🃏 Open the table")
 #: Hands whose essentials are remembered (least recently decided ones forgotten first:
 #: a forgotten hand is edited at its next render, which costs a call, never a wrong hand).
 _HANDS_REMEMBERED = 20_000
-
-
-#: The seat entry's key for what its hand message shows (cluster).
-_SHOWN = "shown"
-
-
-def _stored_essentials(game: Game, match: Match, seat: int) -> list[Any]:
-    """What the game row keeps of a hand's essentials: the cards' count, not the cards
-    (a hand loses or gains cards, never swaps them, between two of its edits)."""
-    view = match.view(seat)
-    away = bool(game.seats[match.order[seat]].get("away"))
-    return [view.hand_no, view.phase.name, len(view.hand), view.turn == seat, away]
 
 
 def _essentials(game: Game, match: Match, seat: int) -> tuple[Any, ...]:
@@ -216,18 +199,13 @@ class Views:
         everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
         acted = {getattr(e, "seat", None) for e in events}
         decided: dict[str, tuple[Any, ...]] = {}
-        shown: dict[int, list[Any]] = {}
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
             if not uid:
                 continue
             slot = repo.hand_slot(game.id, uid)
             essentials = _essentials(game, match, seat)
-            if self._outbox.shared:
-                stored = _stored_essentials(game, match, seat)
-                changed = game.seats[match.order[seat]].get(_SHOWN) != stored
-            else:
-                changed = self._hands.get(slot) != essentials
+            changed = self._hands.get(slot) != essentials
             if int(uid) in watching:  # the page shows the hand (and is the one looked at)
                 wanted = match.is_over
             else:
@@ -243,10 +221,7 @@ class Views:
                 slot=slot,
             )
             decided[slot] = essentials
-            shown[match.order[seat]] = _stored_essentials(game, match, seat)
-        if shown and self._outbox.shared:
-            await _store_shown(s, game, shown)
-        elif decided:
+        if decided:
             self._outbox.after_commit(s, lambda: self._remember(decided))
 
     async def page_closed(self, s: AsyncSession, game: Game, match: Match, seat: int) -> None:
@@ -265,10 +240,7 @@ class Views:
             self.hand_keyboard(game, match, seat, tr),
             slot=slot,
         )
-        if self._outbox.shared:
-            await _store_shown(s, game, {match.order[seat]: _stored_essentials(game, match, seat)})
-        else:
-            self._outbox.after_commit(s, lambda: self._remember({slot: essentials}))
+        self._outbox.after_commit(s, lambda: self._remember({slot: essentials}))
         if online_seats.is_online(game):
             gtr = await self._translators.chat(game.chat_id, s)
             others = frozenset(int(u) for u in game.user_ids()) - {uid}
@@ -373,17 +345,3 @@ class Views:
                 self.hand_keyboard(game, match, seat, tr, selected),
                 slot=repo.hand_slot(game.id, user_id),
             )
-
-
-async def _store_shown(s: AsyncSession, game: Game, shown: dict[int, list[Any]]) -> None:
-    """Write what the hand messages of the seats (by index) show now into the game row,
-    in the move's transaction. Only at the move the game object holds: a move stored
-    meanwhile by another process keeps its seats (this hand is then edited once more,
-    never shown wrong); a render before its move's save has it saved with the seats."""
-    seats = [dict(x) for x in game.seats]
-    for index, stored in shown.items():
-        seats[index][_SHOWN] = stored
-    game.seats = seats
-    await s.execute(
-        update(Game).where(Game.id == game.id, Game.move == game.move).values(seats=seats)
-    )

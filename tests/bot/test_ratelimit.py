@@ -175,17 +175,27 @@ async def test_a_grant_the_worker_was_too_starved_to_use_is_taken_again(tmp_path
     bound = overall.most_in(1 + MAX_GRANT_AGE)
     async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
         await migrate(url)
-        for check_age in (True, False):
-            limiter = SharedRateLimiter(url, f"{int(check_age)}:X", overall=overall, group=GROUP)
-            await limiter.initialize()
-            try:
-                assert limiter.limiter is not None
-                sent = await _starved_calls(limiter, 200, check_age)
-                busiest = _busiest(sent)
-                if check_age:
-                    assert limiter.limiter.stale > 0
-                    assert busiest <= bound, (busiest, bound)
-                else:  # the check can fail: the starved second's calls come as a burst
-                    assert busiest > bound, (busiest, bound)
-            finally:
-                await limiter.shutdown()
+        # Without the check (the control: the test can fail), the starved second's
+        # calls come as a burst; a machine busy enough may spread the starved calls
+        # itself, so the control gets three tries to show it.
+        for check_age, tries in ((True, 1), (False, 3)):
+            bursts = []
+            for attempt in range(tries):
+                limiter = SharedRateLimiter(
+                    url, f"{int(check_age)}:{attempt}:X", overall=overall, group=GROUP
+                )
+                await limiter.initialize()
+                try:
+                    assert limiter.limiter is not None
+                    sent = await _starved_calls(limiter, 200, check_age)
+                    busiest = _busiest(sent)
+                    if check_age:
+                        assert limiter.limiter.stale > 0
+                        assert busiest <= bound, (busiest, bound)
+                    bursts.append(busiest)
+                finally:
+                    await limiter.shutdown()
+                if not check_age and busiest > bound:
+                    break
+            if not check_age:
+                assert max(bursts) > bound, (bursts, bound)
