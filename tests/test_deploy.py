@@ -302,7 +302,8 @@ def test_a_writable_data_folder_runs_the_command(tmp_path):
 def import_the_hard_player(home: Path, **env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"}
     done = subprocess.run(
-        [*unprivileged(), sys.executable, "-c", "import core.players.hard"],
+        # A hard player loads endplay when it is made (core/players/solver.py: dds).
+        [*unprivileged(), sys.executable, "-c", "import core.players.hard as h; h.HardPlayer()"],
         cwd=ROOT,
         env={**clean, "HOME": str(home), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "", **env},
         capture_output=True,

@@ -36,9 +36,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import ClassVar
-
-from endplay import _dds
+from typing import TYPE_CHECKING, ClassVar
 
 from ..cards import Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
@@ -58,7 +56,10 @@ from .search import (
     sample_hands,
     view_sample,
 )
-from .solver import cost_key, solve
+from .solver import cost_key, dds, solve
+
+if TYPE_CHECKING:
+    from endplay import _dds
 
 #: normal's corrected following rules, without its look-ahead: a playout policy.
 _CORRECTED = NormalPlayer(seed=0)
@@ -91,7 +92,7 @@ def _dds_deal(
     """A DDS deal: seats 0..3 in playing order map onto North, East, South, West
     (DDS plays clockwise in that order, and partners sit opposite in both); the
     current trick is DDS's ``first`` (its leader) plus the cards played so far."""
-    d = _dds.deal()
+    d = dds().deal()
     d.trump = trump
     d.first = leader
     for p in range(4):
@@ -124,7 +125,7 @@ def dds_card_tricks(
     solves of the same size so far, :data:`DDS_COSTS`) fits; else
     :class:`~.clock.OutOfTime` is raised."""
     d = _dds_deal(hands, trick, leader, trump)
-    fut = _dds.futureTricks()
+    fut = dds().futureTricks()
     solutions = 1 if mode_optimal_one else 3
     target = -1 if mode_optimal_one else 0
     solve(d, target, solutions, fut, cost_key(hands, -1), clock)
@@ -157,7 +158,7 @@ def dds_cards_reaching(
     (:class:`~.clock.OutOfTime`), as in :func:`dds_card_tricks`.
     """
     d = _dds_deal(hands, trick, leader, trump)
-    fut = _dds.futureTricks()
+    fut = dds().futureTricks()
     solve(d, target, 2, fut, cost_key(hands, target), clock)
     out = 0
     for i in range(fut.cards):
@@ -356,6 +357,7 @@ class HardPlayer(RulePlayer):
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
         self.time_budget = time_budget
+        dds()
 
     def act(self, view: SeatView):
         # The budget counts from the moment the decision is asked for.

@@ -16,16 +16,31 @@ used by two solves at once, whichever threads the players think in.
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 import time
-
-from endplay import _dds
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..cards import CardSet
 from .clock import Clock, CostTable, OutOfTime
 
-__all__ = ["DDS_COSTS", "solve"]
+if TYPE_CHECKING:
+    from endplay import _dds
+
+__all__ = ["DDS_COSTS", "dds", "solve"]
+
+
+@functools.cache
+def dds() -> ModuleType:
+    """endplay's DDS binding, imported on first use: importing endplay costs about half
+    a second of CPU, which every process start (the CLI's help, each worker) would pay
+    though most never seat a 4-player hard computer. :class:`~.hard.HardPlayer` loads
+    it when it is made, so no decision's clock pays for it."""
+    from endplay import _dds
+
+    return _dds
 
 
 def _dds_prior(key) -> float:
@@ -82,7 +97,7 @@ def _serve() -> None:
         job = _jobs.get()
         try:
             t0 = time.perf_counter()
-            _dds.SolveBoard(*job.args, 0)
+            dds().SolveBoard(*job.args, 0)
             DDS_COSTS.record(job.key, time.perf_counter() - t0)
         except BaseException as e:  # handed to the waiting decision
             job.error = e
