@@ -41,8 +41,10 @@ __all__ = [
     "PgBus",
     "Subscription",
     "announce",
+    "forget_lapsed",
     "notify",
     "open_pages",
+    "page_leases",
     "parse_notice",
 ]
 
@@ -312,11 +314,21 @@ class OpenPages:
 
 async def open_pages(s: AsyncSession, game_id: str, now: datetime | None = None) -> frozenset[int]:
     """The users who have ``game_id``'s page open in any process (a live lease), read
-    in ``s``'s transaction: one query on the table's key, made once per transaction
-    and game (the views and the online fan-out of one move share it)."""
+    in ``s``'s transaction (see :func:`page_leases`)."""
+    return (await page_leases(s, game_id, now))[0]
+
+
+async def page_leases(
+    s: AsyncSession, game_id: str, now: datetime | None = None
+) -> tuple[frozenset[int], frozenset[int]]:
+    """Who has ``game_id``'s page open in any process (a live lease), and who had it
+    open in a process that stopped renewing (a killed one: every row of theirs has
+    run out, and is kept a lease longer, :meth:`OpenPages.renew`). One query on the
+    table's key, made once per transaction and game (the views and the online fan-out
+    of one move share it)."""
     sync = s.sync_session
     txn = sync.get_transaction()
-    cache: dict[str, frozenset[int]] | None = None
+    cache: dict[str, tuple[frozenset[int], frozenset[int]]] | None = None
     if now is None and txn is not None:
         mark = sync.info.get("open_pages")
         if mark is not None and mark[0] is txn:
@@ -326,16 +338,36 @@ async def open_pages(s: AsyncSession, game_id: str, now: datetime | None = None)
             sync.info["open_pages"] = (txn, cache)
         if game_id in cache:
             return cache[game_id]
+    at = now or utcnow()
     with sync.no_autoflush:
-        rows = await s.scalars(
-            select(OpenPage.user_id).where(
-                OpenPage.game_id == game_id, OpenPage.expires_at > (now or utcnow())
+        rows = (
+            await s.execute(
+                select(OpenPage.user_id, OpenPage.expires_at).where(OpenPage.game_id == game_id)
             )
-        )
-        users = frozenset(int(u) for u in rows)
+        ).all()
+    live = frozenset(int(u) for u, expires in rows if expires > at)
+    leases = (live, frozenset(int(u) for u, _ in rows) - live)
     if cache is not None:
-        cache[game_id] = users
-    return users
+        cache[game_id] = leases
+    return leases
+
+
+async def forget_lapsed(s: AsyncSession, game_id: str, users: frozenset[int]) -> None:
+    """Drop the run-out rows of ``users`` at ``game_id``, in ``s``'s transaction: their
+    chat has been brought up to date, so the next move finds them neither open nor
+    lapsed."""
+    if not users:
+        return
+    await s.execute(
+        delete(OpenPage).where(
+            OpenPage.game_id == game_id,
+            OpenPage.user_id.in_(sorted(users)),
+            OpenPage.expires_at <= utcnow(),
+        )
+    )
+    mark = s.sync_session.info.get("open_pages")
+    if mark is not None:
+        mark[1].pop(game_id, None)
 
 
 def parse_notice(payload: str) -> tuple[str, int] | None:

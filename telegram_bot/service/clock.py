@@ -245,10 +245,17 @@ class Clock:
                 events += match.apply(seat, action)
             if not events:
                 return
+            # The people's cards stored without a render (:meth:`.table.Table._store`)
+            # are shown with these.
+            late = frozenset(
+                seat
+                for seat in range(match.n)
+                if game.seats[match.order[seat]].pop("unshown", None)
+            )
             try:
                 async with self._shared.outbox.transaction() as s:
                     await self.commit(s, game, match, events)
-                    await self._views.render(s, game, match, events)
+                    await self._views.render(s, game, match, events, acted=late)
             except repo.StaleGameError:  # another process took the turn over meanwhile
                 return
             self._progress.note(game, match)

@@ -167,8 +167,13 @@ class Table:
         info = game.seats[match.order[seat]]
         info.pop("timed_out", None)
         info["timeouts"] = 0
+        follow = self._clock.computers_follow(game, match, events)
+        if follow:
+            # Shown with the computers' cards, by the move that plays them (maybe in
+            # another process): the row tells that move whose hand it must edit too.
+            info["unshown"] = True
         await self._clock.commit(s, game, match, events)
-        if not self._clock.computers_follow(game, match, events):
+        if not follow:
             await self._views.render(s, game, match, events)
 
     async def _answer(

@@ -4,17 +4,16 @@ The table message in the game's chat, the results, the reposts, and each player'
 hand message (only the hands a move changes are edited; after the trump call the
 others' hands are posted anew, so that it notifies them).
 
-Which hands a move changes is not read from its events alone: a person's card that
-computers follow is stored without a render (it is shown with theirs, one edit later,
-by another transaction, maybe by the next process after a kill). So each hand's
-essentials (its cards, whether it is that player's turn, the phase) as last decided
-are remembered, and a hand whose essentials differ, or that this process has not
-decided since it started, is edited too.
+Which hands a move changes is read from the move, never from a process's memory, so
+that every worker of a cluster edits what one process would: the seats that acted
+(a person's card that computers follow is stored without a render and shown by the
+computers' move, which the game's row tells whose card it also shows), the seat on
+turn, everyone at a deal, a trump call or a hand's end, and those whose page's lease
+ran out (:func:`.live.page_leases`).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,18 +37,6 @@ __all__ = ["OPEN_TABLE", "Views"]
 #: The Mini App's buttons: on each hand message, and on the group's table.
 OPEN_TABLE = N_("🃏 Open the table")
 
-#: Hands whose essentials are remembered (least recently decided ones forgotten first:
-#: a forgotten hand is edited at its next render, which costs a call, never a wrong hand).
-_HANDS_REMEMBERED = 20_000
-
-
-def _essentials(game: Game, match: Match, seat: int) -> tuple[Any, ...]:
-    """What a hand message must never show wrong: the cards, whose turn it is (theirs
-    or not), the phase and hand, whether the seat is away."""
-    view = match.view(seat)
-    away = bool(game.seats[match.order[seat]].get("away"))
-    return (view.hand_no, view.phase, tuple(view.hand), view.turn == seat, away)
-
 
 class Views:
     def __init__(
@@ -63,8 +50,6 @@ class Views:
         self._outbox: Any = outbox
         self._translators = translators
         self._config = config or ServiceConfig()
-        # Hand slot -> the essentials its last committed edit shows (see the module).
-        self._hands: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
 
     def hand_keyboard(
         self, game: Game, match: Match, seat: int, tr: Translator, selected: Any = ()
@@ -96,12 +81,18 @@ class Views:
     async def watching(self, s: AsyncSession, game: Game) -> frozenset[int]:
         """The people at ``game`` who have its page open (the Mini App), in any
         process: one query in the move's transaction, none without a Mini App."""
+        return (await self._pages(s, game))[0]
+
+    async def _pages(self, s: AsyncSession, game: Game) -> tuple[frozenset[int], frozenset[int]]:
+        """The people at ``game`` with its page open, and those whose page's process
+        stopped renewing its lease (killed): :func:`.live.page_leases`."""
         if not self._config.webapp_url:
-            return frozenset()
+            return frozenset(), frozenset()
         people = {int(u) for u in game.user_ids()}
         if not people:
-            return frozenset()
-        return await live.open_pages(s, game.id) & people
+            return frozenset(), frozenset()
+        open_, lapsed = await live.page_leases(s, game.id)
+        return open_ & people, lapsed & people
 
     async def show_table(
         self,
@@ -140,8 +131,16 @@ class Views:
             text += "\n\n" + rating
         return text
 
-    async def render(self, s: AsyncSession, game: Game, match: Match, events: list[Event]) -> None:
-        """Decide, in the move's transaction, what every chat of the game shows now."""
+    async def render(
+        self,
+        s: AsyncSession,
+        game: Game,
+        match: Match,
+        events: list[Event],
+        acted: frozenset[int] = frozenset(),
+    ) -> None:
+        """Decide, in the move's transaction, what every chat of the game shows now
+        (``acted``: seats whose move, stored earlier without a render, this one shows)."""
         gtr = await self._translators.chat(game.chat_id, s)
         table = render.table_text(game, match, gtr)
         keyboard = self.table_keyboard(game, match, gtr)
@@ -150,14 +149,14 @@ class Views:
         # is open (no edit a card, no new message at the trump call; the match's end
         # is shown): it is brought up to date when the page closes
         # (:meth:`page_closed`) and, should that be missed (a killed process's lease
-        # runs out), by the first move after, as what each hand message shows is
-        # remembered (see the module's text). At an online table their own copy of
+        # runs out), by the first move after, which finds the lease run out in the
+        # database (so every worker of a cluster knows). At an online table their own copy of
         # the table is left alone while cards are played; the others' copies follow once
         # a trick, as their hand message shows the trick when it is their turn (a
         # stranger's table costs at most a call a card). A group's table, which
         # everyone reads, is edited once a trick (and for all but cards) when every
         # person at it has the page open.
-        watching = await self.watching(s, game) if events else frozenset()
+        watching, lapsed = await self._pages(s, game) if events else (frozenset(), frozenset())
         people = {int(u) for u in game.user_ids()}
         cards_only = bool(events) and all(isinstance(e, CardPlayed | TrickWon) for e in events)
         trick_won = any(isinstance(e, TrickWon) for e in events)
@@ -196,33 +195,34 @@ class Views:
         # A card played by someone else edits only the hand of the player now on turn:
         # each hand message is brought up to date when its player acts or is on turn,
         # and by every deal, trump call and hand result (a card costs 3 calls, not 5).
+        # Nothing else changes what a hand must show (its cards, whose turn, the
+        # phase, away), so no process needs to remember what a hand message shows:
+        # a cluster's workers edit exactly what one process would.
         everyone = not events or any(not isinstance(e, CardPlayed | TrickWon) for e in events)
-        acted = {getattr(e, "seat", None) for e in events}
-        decided: dict[str, tuple[Any, ...]] = {}
+        acted = acted | {getattr(e, "seat", None) for e in events}
         for seat in range(match.n):
             uid = game.seats[match.order[seat]].get("user_id")
             if not uid:
                 continue
-            slot = repo.hand_slot(game.id, uid)
-            essentials = _essentials(game, match, seat)
-            changed = self._hands.get(slot) != essentials
             if int(uid) in watching:  # the page shows the hand (and is the one looked at)
                 wanted = match.is_over
             else:
-                wanted = everyone or changed or seat == match.turn or seat in acted
-            if not wanted:
-                continue
-            tr = await self._translators.user(uid, s)
-            await self._outbox.edit(
-                s,
-                uid,
-                self.private_text(game, match, seat, tr),
-                self.hand_keyboard(game, match, seat, tr),
-                slot=slot,
-            )
-            decided[slot] = essentials
-        if decided:
-            self._outbox.after_commit(s, lambda: self._remember(decided))
+                wanted = everyone or int(uid) in lapsed or seat == match.turn or seat in acted
+            if wanted:
+                await self._edit_hand(s, game, match, seat, int(uid))
+        await live.forget_lapsed(s, game.id, lapsed)
+
+    async def _edit_hand(
+        self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int
+    ) -> None:
+        tr = await self._translators.user(uid, s)
+        await self._outbox.edit(
+            s,
+            uid,
+            self.private_text(game, match, seat, tr),
+            self.hand_keyboard(game, match, seat, tr),
+            slot=repo.hand_slot(game.id, uid),
+        )
 
     async def page_closed(self, s: AsyncSession, game: Game, match: Match, seat: int) -> None:
         """``seat``'s person closed the game's page (no stream of theirs is open
@@ -230,29 +230,12 @@ class Views:
         table, brought up to date, whatever this process believes they show (an
         edit equal to what a message shows costs nothing: the outbox skips it)."""
         uid = int(game.seats[match.order[seat]]["user_id"])
-        slot = repo.hand_slot(game.id, uid)
-        essentials = _essentials(game, match, seat)
-        tr = await self._translators.user(uid, s)
-        await self._outbox.edit(
-            s,
-            uid,
-            self.private_text(game, match, seat, tr),
-            self.hand_keyboard(game, match, seat, tr),
-            slot=slot,
-        )
-        self._outbox.after_commit(s, lambda: self._remember({slot: essentials}))
+        await self._edit_hand(s, game, match, seat, uid)
         if online_seats.is_online(game):
             gtr = await self._translators.chat(game.chat_id, s)
             others = frozenset(int(u) for u in game.user_ids()) - {uid}
             text = render.table_text(game, match, gtr)
             await self.show_table(s, game, text, self.table_keyboard(game, match, gtr), skip=others)
-
-    def _remember(self, decided: dict[str, tuple[Any, ...]]) -> None:
-        for slot, essentials in decided.items():
-            self._hands[slot] = essentials
-            self._hands.move_to_end(slot)
-        while len(self._hands) > _HANDS_REMEMBERED:
-            self._hands.popitem(last=False)
 
     async def _after_trump_call(
         self,

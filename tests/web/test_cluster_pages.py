@@ -216,7 +216,9 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
                 loud_group += g
                 loud_hands += sum(mine.values())
             assert loud_group == 4, loud_group  # every card
-            assert loud_hands >= 4, loud_hands  # the player's hand and the next one's
+            # The player's hand and the next one's, whichever worker handled the card
+            # before (no worker remembers what a hand shows: one process's count).
+            assert 4 <= loud_hands <= 8, loud_hands
             quiet = (quiet_group + sum(quiet_hands.values())) / 8
             loud = (loud_group + loud_hands) / 4
             print(f"cluster: chat calls per card with every page open {quiet}, without {loud}")
