@@ -212,14 +212,7 @@ class Views:
                 wanted = everyone or changed or seat == match.turn or seat in acted
             if not wanted:
                 continue
-            tr = await self._translators.user(uid, s)
-            await self._outbox.edit(
-                s,
-                uid,
-                self.private_text(game, match, seat, tr),
-                self.hand_keyboard(game, match, seat, tr),
-                slot=slot,
-            )
+            await self._edit_hand(s, game, match, seat, uid)
             decided[slot] = essentials
         if decided:
             self._outbox.after_commit(s, lambda: self._remember(decided))
@@ -232,20 +225,26 @@ class Views:
         uid = int(game.seats[match.order[seat]]["user_id"])
         slot = repo.hand_slot(game.id, uid)
         essentials = _essentials(game, match, seat)
-        tr = await self._translators.user(uid, s)
-        await self._outbox.edit(
-            s,
-            uid,
-            self.private_text(game, match, seat, tr),
-            self.hand_keyboard(game, match, seat, tr),
-            slot=slot,
-        )
+        await self._edit_hand(s, game, match, seat, uid)
         self._outbox.after_commit(s, lambda: self._remember({slot: essentials}))
         if online_seats.is_online(game):
             gtr = await self._translators.chat(game.chat_id, s)
             others = frozenset(int(u) for u in game.user_ids()) - {uid}
             text = render.table_text(game, match, gtr)
             await self.show_table(s, game, text, self.table_keyboard(game, match, gtr), skip=others)
+
+    async def _edit_hand(
+        self, s: AsyncSession, game: Game, match: Match, seat: int, uid: int
+    ) -> None:
+        """``seat``'s hand message edited to what it should show now, in ``uid``'s language."""
+        tr = await self._translators.user(uid, s)
+        await self._outbox.edit(
+            s,
+            uid,
+            self.private_text(game, match, seat, tr),
+            self.hand_keyboard(game, match, seat, tr),
+            slot=repo.hand_slot(game.id, uid),
+        )
 
     def _remember(self, decided: dict[str, tuple[Any, ...]]) -> None:
         for slot, essentials in decided.items():
