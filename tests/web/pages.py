@@ -12,13 +12,22 @@ from typing import Any
 import aiohttp
 
 from core import Match
-from core.actions import action_to_dict
+from core.actions import Action, action_to_dict
 from testkit.simulation import TOKEN, Table
 from testkit.webapp import init_data
 
 WEBAPP_URL = "https://hokm.example/app"
 #: What a card may cost the chat (turn reminders aside: the timer is off).
 CHAT_METHODS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage")
+
+
+def webapp_env(port: int) -> dict[str, str]:
+    """A cluster's settings for its ingress to serve the Mini App on ``port``."""
+    return {
+        "HOKM_WEBAPP_URL": WEBAPP_URL,
+        "HOKM_WEBAPP_LISTEN": "127.0.0.1",
+        "HOKM_WEBAPP_PORT": str(port),
+    }
 
 
 async def started_table(emu, runner, target: int = 7):
@@ -55,9 +64,9 @@ def seat_users(game, match: Match) -> list[int]:
     return [int(game.seats[match.order[s]]["user_id"]) for s in range(match.n)]
 
 
-async def play(http, base, runner, table, users) -> tuple[Match, object]:
-    """One move by the seat on turn, through the page's API."""
-    game = await table.game()
+async def post_move(http, base: str, game, users: list[int]) -> tuple[Match, Action]:
+    """The seat on turn's first legal move in ``game`` (as stored), posted by its page
+    to the web server at ``base``; returns the match before it and the move."""
     match = Match.from_json(game.state)
     action = match.legal_actions(match.turn)[0]
     body = {"move": game.move, "action": action_to_dict(action)}
@@ -65,8 +74,14 @@ async def play(http, base, runner, table, users) -> tuple[Match, object]:
         f"{base}/api/game/{game.id}/play", headers=auth(users[match.turn]), json=body
     ) as r:
         assert r.status == 200, await r.text()
-    await runner.settle()
     return match, action
+
+
+async def play(http, base, runner, table, users) -> tuple[Match, Action]:
+    """One move by the seat on turn, through the page's API, and what it sends sent."""
+    moved = await post_move(http, base, await table.game(), users)
+    await runner.settle()
+    return moved
 
 
 class Stream:
