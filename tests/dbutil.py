@@ -144,7 +144,7 @@ async def fresh_database_url(backend: str, tmp_path: str | Path) -> AsyncIterato
 
 # The database fixtures of tests/storage and tests/online (their conftests import them):
 # ``db_url`` a fresh empty database per backend, ``engine`` on it migrated to head,
-# ``sessions`` an async_sessionmaker bound to it.
+# ``sessions`` an async_sessionmaker bound to it, ``workers`` several engines on it.
 
 
 @pytest.fixture(params=BACKENDS)
@@ -170,3 +170,23 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     from telegram_bot.platform.storage import session_factory
 
     return session_factory(engine)
+
+
+#: How many engines ``workers`` makes.
+WORKER_ENGINES = 3
+
+
+@pytest.fixture
+async def workers(db_url: str) -> AsyncIterator[list[AsyncEngine]]:
+    """``WORKER_ENGINES`` engines on one database migrated to head, each with a pool of
+    its own, as that many worker processes would have (a test takes as many as it needs:
+    an engine connects only when used)."""
+    from telegram_bot.platform.storage import create_engine, migrate
+
+    await migrate(db_url)
+    engines = [create_engine(db_url, pool_size=5) for _ in range(WORKER_ENGINES)]
+    try:
+        yield engines
+    finally:
+        for eng in engines:
+            await eng.dispose()

@@ -6,18 +6,15 @@ nobody is seated twice, and nobody is left in the queue. (PostgreSQL only.)"""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from telegram_bot.platform.storage import online as store
-from telegram_bot.platform.storage.db import create_engine, migrate, normalize_url, session_factory
 from telegram_bot.platform.storage.models import Game
-from telegram_bot.runtime.cluster import free_port
 from testkit.emulator import BotApiEmulator
-from testkit.restartable import cluster
+from tests.clusterutil import running_cluster
 from tests.dbutil import fresh_database_url
 
 from .driver import buttons
@@ -34,31 +31,12 @@ async def test_eight_people_across_three_workers_make_exactly_two_tables(tmp_pat
 
 
 async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
-    url = normalize_url(db_url)
-    port = free_port()
     env = {
-        **os.environ,
-        "BOT_TOKEN": emu.token,
-        "TELEGRAM_API_URL": emu.base_url.removesuffix("/bot"),
-        "DATABASE_URL": url,
-        "WEBHOOK_URL": f"http://127.0.0.1:{port}",
-        "WEBHOOK_LISTEN": "127.0.0.1",
-        "WEBHOOK_PORT": str(port),
-        "WEBHOOK_SECRET": "online-secret",
-        "HOKM_RATE_LIMIT": "0",
         "HOKM_COMPUTER_DELAY": "0.2",
-        "HOKM_THINK_PROCESSES": "0",
         "HOKM_ONLINE_INTERVAL": "0.05",  # every worker matches, often
         "HOKM_ONLINE_WAIT": "600",
-        "PYTHONUNBUFFERED": "1",
     }
-    await migrate(url)
-    engine = create_engine(url, pool_size=4, max_overflow=0)
-    sessions = session_factory(engine)
-    ingress, procs = cluster(env, log_dir, WORKERS)
-    await ingress.start()
-    await asyncio.gather(*(p.start() for p in procs))
-    try:
+    async with running_cluster(emu, db_url, log_dir, WORKERS, env) as sessions:
         people = [emu.add_user(f"P{i}", language_code="en", started=True) for i in range(PEOPLE)]
         for p in people:
             await emu.send_message(p, p.private_chat_id, "/online")
@@ -119,7 +97,3 @@ async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
                 break
             await asyncio.sleep(0.05)
         assert await unbound() == []
-    finally:
-        await asyncio.gather(*(p.stop() for p in procs))
-        await ingress.stop()
-        await engine.dispose()

@@ -5,37 +5,19 @@ two worker processes would have)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from telegram_bot.platform.storage import create_engine, migrate, repo, session_factory
 from telegram_bot.platform.storage import online as store
+from telegram_bot.platform.storage import repo, session_factory
 from telegram_bot.service.online_seats import ONLINE_CHAT_BASE
-from tests.dbutil import BACKENDS, fresh_database_url
 
 TABLE, OTHER_TABLE = ONLINE_CHAT_BASE - 5, ONLINE_CHAT_BASE - 6
 NOW, GAP = 1_800_000_000.0, 5.0
 
 
-@pytest.fixture(params=BACKENDS)
-async def two_workers(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[list[AsyncEngine]]:
-    async with fresh_database_url(request.param, tmp_path) as url:
-        await migrate(url)
-        engines = [create_engine(url, pool_size=4) for _ in range(2)]
-        try:
-            yield engines
-        finally:
-            for engine in engines:
-                await engine.dispose()
-
-
-async def test_one_reaction_per_gap_across_two_workers(two_workers: list[AsyncEngine]) -> None:
-    sessions = [session_factory(engine) for engine in two_workers]
+async def test_one_reaction_per_gap_across_two_workers(workers: list[AsyncEngine]) -> None:
+    sessions = [session_factory(engine) for engine in workers[:2]]
     async with sessions[0].begin() as s:
         for chat in (TABLE, OTHER_TABLE):
             await repo.get_or_create_chat(s, chat, "online")

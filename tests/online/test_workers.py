@@ -10,39 +10,23 @@ on each other's progress, never on the clock.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telegram_bot.platform.storage import create_engine, migrate, repo, session_factory
 from telegram_bot.platform.storage import online as store
+from telegram_bot.platform.storage import repo, session_factory
 from telegram_bot.service import online
-from tests.dbutil import BACKENDS, fresh_database_url
+from tests.dbutil import WORKER_ENGINES
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-WORKERS = 3
+WORKERS = WORKER_ENGINES
 ROUNDS = 4
 # A matcher gives up after this many rounds without the queue emptying (a failure,
 # not a wait: each round is one transaction, and the joins finish in a few).
 MAX_ROUNDS = 2000
-
-
-@pytest.fixture(params=BACKENDS)
-async def workers(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[list[AsyncEngine]]:
-    async with fresh_database_url(request.param, tmp_path) as url:
-        await migrate(url)
-        engines = [create_engine(url, pool_size=5) for _ in range(WORKERS)]
-        try:
-            yield engines
-        finally:
-            for engine in engines:
-                await engine.dispose()
 
 
 @pytest.mark.slow

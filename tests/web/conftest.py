@@ -12,6 +12,8 @@ from core.state import Phase
 from core.variant import Variant
 from telegram_bot.web.app import WebConfig, create_app
 from telegram_bot.web.games import MemoryGames
+from testkit.emulator import BotApiEmulator
+from testkit.simulation import TOKEN as BOT_TOKEN
 from testkit.webapp import init_data
 
 TOKEN = "424242:test-token-for-the-web"
@@ -52,3 +54,10 @@ async def client(games: MemoryGames) -> AsyncIterator[TestClient]:
     app = create_app(games, WebConfig(bot_token=TOKEN, burst=1000, rate=1000))
     async with TestClient(TestServer(app)) as c:
         yield c
+
+
+@pytest.fixture
+async def emu() -> AsyncIterator[BotApiEmulator]:
+    """The Bot API emulator, for the tests of the page served by the real bot."""
+    async with BotApiEmulator(token=BOT_TOKEN, bot_username="HokmTestBot", bot_name="Hokm") as e:
+        yield e

@@ -18,26 +18,20 @@ the clock; the caps only fail a cluster that stops making any.
 
 from __future__ import annotations
 
-import asyncio
-import os
 from pathlib import Path
 
 import aiohttp
 import pytest
-from sqlalchemy import func, select
 
 from core import ChooseTrump, Match
-from core.actions import action_to_dict
 from telegram_bot.platform.live import open_pages
-from telegram_bot.platform.storage import repo
-from telegram_bot.platform.storage.db import create_engine, migrate, normalize_url, session_factory
-from telegram_bot.platform.storage.models import OutboxMessage
 from telegram_bot.runtime.cluster import free_port
 from testkit.emulator import BotApiEmulator
-from testkit.restartable import cluster
-from testkit.simulation import TOKEN, buttons
+from testkit.simulation import TOKEN
+from tests import clusterutil
+from tests.clusterutil import group_match, running_cluster, until
 from tests.dbutil import fresh_database_url
-from tests.web.test_wired import CHAT_METHODS, WEBAPP_URL, Stream, _auth, _seat_users
+from tests.web.pages import CHAT_METHODS, Stream, post_move, seat_users, webapp_env
 
 WORKERS = 2
 
@@ -49,181 +43,107 @@ async def test_pages_on_the_ingress_and_moves_on_the_workers(tmp_path: Path) -> 
             await _run(emu, db_url, tmp_path)
 
 
-async def _until(check, what: str) -> None:
-    for _ in range(2400):  # a cap for a cluster that stops making progress
-        if await check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never: {what}")
-
-
 async def _run(emu: BotApiEmulator, db_url: str, log_dir: Path) -> None:
-    url = normalize_url(db_url)
-    hook, web_port = free_port(), free_port()
-    env = {
-        **os.environ,
-        "BOT_TOKEN": emu.token,
-        "TELEGRAM_API_URL": emu.base_url.removesuffix("/bot"),
-        "DATABASE_URL": url,
-        "WEBHOOK_URL": f"http://127.0.0.1:{hook}",
-        "WEBHOOK_LISTEN": "127.0.0.1",
-        "WEBHOOK_PORT": str(hook),
-        "WEBHOOK_SECRET": "pages-secret",
-        "HOKM_RATE_LIMIT": "0",
-        "HOKM_THINK_PROCESSES": "0",
-        "HOKM_WEBAPP_URL": WEBAPP_URL,
-        "HOKM_WEBAPP_LISTEN": "127.0.0.1",
-        "HOKM_WEBAPP_PORT": str(web_port),
-        "PYTHONUNBUFFERED": "1",
-    }
-    await migrate(url)
-    engine = create_engine(url, pool_size=4, max_overflow=0)
-    sessions = session_factory(engine)
-    ingress, procs = cluster(env, log_dir, WORKERS)
-    await ingress.start()
-    await asyncio.gather(*(p.start() for p in procs))
-    base = f"http://127.0.0.1:{web_port}"
+    web_port = free_port()
+    async with running_cluster(emu, db_url, log_dir, WORKERS, webapp_env(web_port)) as sessions:
+        await _pages(emu, sessions, f"http://127.0.0.1:{web_port}")
 
+
+async def _pages(emu: BotApiEmulator, sessions, base: str) -> None:
     async def stored(game_id: str):
-        async with sessions() as s:
-            return await repo.get_game(s, game_id)
+        return await clusterutil.stored(sessions, game_id)
 
     async def delivered() -> bool:
-        async with sessions() as s:
-            return await s.scalar(select(func.count()).select_from(OutboxMessage)) == 0
+        return await clusterutil.delivered(sessions)
 
-    try:
-        people = [emu.add_user(f"P{i}", language_code="en") for i in range(4)]
-        for p in people:
-            await emu.send_message(p, p.private_chat_id, "/start")
-        await emu.wait_until(
-            lambda: all(any(m.from_bot for m in emu.chat_log(p.private_chat_id)) for p in people),
-            timeout=60,
-        )
-        group = emu.add_group("Pages", members=people, admins=[people[0]])
-        await emu.send_message(people[0], group.id, "/newgame")
+    people = [emu.add_user(f"P{i}", language_code="en") for i in range(4)]
+    group, game_id = await group_match(emu, sessions, people)
+    game = await stored(game_id)
+    match = Match.from_json(game.state)
+    users = seat_users(game, match)
+    by_id = {p.id: p for p in people}
 
-        def lobby():
-            return next((m for m in emu.chat_log(group.id) if m.from_bot and buttons(m)), None)
+    async with aiohttp.ClientSession() as http:
+        streams = [Stream(http, base, game_id, uid) for uid in users]
+        for stream in streams:
+            await stream.open()
 
-        await emu.wait_until(lambda: lobby() is not None, timeout=60)
-        data = [b["callback_data"] for b in buttons(lobby()) if b.get("callback_data")]
-        game_id = next(d for d in data if d.startswith("j:")).split(":")[1]
-        mid = lobby().message_id
-        for handle in [await emu.press(people[0], group.id, mid, f"o:{game_id}::timer=0")]:
-            await handle.wait_answer(timeout=60)
-        for p in people[1:]:
-            await (await emu.press(p, group.id, mid, f"j:{game_id}")).wait_answer(timeout=60)
-        await (await emu.press(people[0], group.id, mid, f"s:{game_id}")).wait_answer(timeout=60)
+        async def rows() -> set[int]:
+            async with sessions() as s, s.begin():
+                return set(await open_pages(s, game_id))
 
-        async def dealt() -> bool:
+        assert await rows() == set(users)
+
+        # 1. The hakem's page names trump on the ingress: played, stored, on every
+        # page, and the group's table follows.
+        mark = emu.mark()
+        _, action = await post_move(http, base, game, users)
+        assert isinstance(action, ChooseTrump)
+        moved = game.move + 1
+        for stream in streams:
+            assert (await stream.at(moved))["move"] == moved
+        await until(delivered, "the trump call's messages sent")
+        assert emu.count_calls(CHAT_METHODS, chat_id=group.id, since=mark) >= 1
+
+        async def press_card(pages: bool) -> tuple[int, dict[int, int]]:
+            """The seat on turn presses its lowest legal card in the chat (a
+            worker handles it); every page gets the move. Returns the group's
+            chat calls and each person's."""
             game = await stored(game_id)
-            return (
-                game.status == "playing"
-                and len(game.private_messages or {}) == 4
-                and await delivered()
+            match = Match.from_json(game.state)
+            uid = users[match.turn]
+            card = match.legal_actions(match.turn)[0].card
+            hand = next(
+                m for m in emu.chat_log(uid) if m.message_id == game.private_messages[str(uid)]
             )
-
-        try:
-            await _until(dealt, "the match started and dealt")
-        except AssertionError:
-            game = await stored(game_id)
-            raise AssertionError((game.status, game.private_messages, game.seats)) from None
-        game = await stored(game_id)
-        match = Match.from_json(game.state)
-        users = _seat_users(game, match)
-        by_id = {p.id: p for p in people}
-
-        async with aiohttp.ClientSession() as http:
-            streams = [Stream(http, base, game_id, uid) for uid in users]
-            for stream in streams:
-                await stream.open()
-
-            async def rows() -> set[int]:
-                async with sessions() as s, s.begin():
-                    return set(await open_pages(s, game_id))
-
-            assert await rows() == set(users)
-
-            # 1. The hakem's page names trump on the ingress: played, stored, on every
-            # page, and the group's table follows.
-            action = match.legal_actions(match.turn)[0]
-            assert isinstance(action, ChooseTrump)
             mark = emu.mark()
-            body = {"move": game.move, "action": action_to_dict(action)}
-            async with http.post(
-                f"{base}/api/game/{game_id}/play", headers=_auth(users[match.turn]), json=body
-            ) as r:
-                assert r.status == 200, await r.text()
-            moved = game.move + 1
-            for stream in streams:
-                assert (await stream.at(moved))["move"] == moved
-            await _until(delivered, "the trump call's messages sent")
-            assert emu.count_calls(CHAT_METHODS, chat_id=group.id, since=mark) >= 1
+            data = f"p:{game_id}:{match.hand_no}:{card.ascii}"
+            handle = await emu.press(by_id[uid], uid, hand.message_id, data)
+            await handle.wait_answer(timeout=60)
+            if pages:
+                for stream in streams:
+                    await stream.at(game.move + 1)
 
-            async def press_card(pages: bool) -> tuple[int, dict[int, int]]:
-                """The seat on turn presses its lowest legal card in the chat (a
-                worker handles it); every page gets the move. Returns the group's
-                chat calls and each person's."""
-                game = await stored(game_id)
-                match = Match.from_json(game.state)
-                uid = users[match.turn]
-                card = match.legal_actions(match.turn)[0].card
-                hand = next(
-                    m for m in emu.chat_log(uid) if m.message_id == game.private_messages[str(uid)]
-                )
-                mark = emu.mark()
-                data = f"p:{game_id}:{match.hand_no}:{card.ascii}"
-                handle = await emu.press(by_id[uid], uid, hand.message_id, data)
-                await handle.wait_answer(timeout=60)
-                if pages:
-                    for stream in streams:
-                        await stream.at(game.move + 1)
+            async def moved() -> bool:
+                return (await stored(game_id)).move == game.move + 1
 
-                async def moved() -> bool:
-                    return (await stored(game_id)).move == game.move + 1
+            await until(moved, "the card stored")
+            await until(delivered, "the card's messages sent")
+            group_calls = emu.count_calls(CHAT_METHODS, chat_id=group.id, since=mark)
+            mine = {u: emu.count_calls(CHAT_METHODS, chat_id=u, since=mark) for u in users}
+            return group_calls, mine
 
-                await _until(moved, "the card stored")
-                await _until(delivered, "the card's messages sent")
-                group_calls = emu.count_calls(CHAT_METHODS, chat_id=group.id, since=mark)
-                mine = {u: emu.count_calls(CHAT_METHODS, chat_id=u, since=mark) for u in users}
-                return group_calls, mine
+        # 2. Eight cards pressed in the chat with every page open.
+        quiet_group = 0
+        quiet_hands = {u: 0 for u in users}
+        for _ in range(8):
+            g, mine = await press_card(pages=True)
+            quiet_group += g
+            for u in users:
+                quiet_hands[u] += mine[u]
+        assert quiet_group == 2, quiet_group  # two tricks' ends
+        assert quiet_hands == {u: 0 for u in users}, quiet_hands
 
-            # 2. Eight cards pressed in the chat with every page open.
-            quiet_group = 0
-            quiet_hands = {u: 0 for u in users}
-            for _ in range(8):
-                g, mine = await press_card(pages=True)
-                quiet_group += g
-                for u in users:
-                    quiet_hands[u] += mine[u]
-            assert quiet_group == 2, quiet_group  # two tricks' ends
-            assert quiet_hands == {u: 0 for u in users}, quiet_hands
+        # 3. The pages close: the ingress removes its rows; four more cards.
+        for stream in streams:
+            await stream.close()
 
-            # 3. The pages close: the ingress removes its rows; four more cards.
-            for stream in streams:
-                await stream.close()
+        async def closed() -> bool:
+            return not await rows()
 
-            async def closed() -> bool:
-                return not await rows()
-
-            await _until(closed, "the pages' rows removed")
-            await _until(delivered, "the closed pages' hands brought up to date")
-            loud_group = 0
-            loud_hands = 0
-            for _ in range(4):
-                g, mine = await press_card(pages=False)
-                loud_group += g
-                loud_hands += sum(mine.values())
-            assert loud_group == 4, loud_group  # every card
-            # The player's hand and the next one's, whichever worker handled the card
-            # before (no worker remembers what a hand shows: one process's count).
-            assert 4 <= loud_hands <= 8, loud_hands
-            quiet = (quiet_group + sum(quiet_hands.values())) / 8
-            loud = (loud_group + loud_hands) / 4
-            print(f"cluster: chat calls per card with every page open {quiet}, without {loud}")
-            assert quiet < loud / 3
-    finally:
-        await asyncio.gather(*(p.stop() for p in procs))
-        await ingress.stop()
-        await engine.dispose()
+        await until(closed, "the pages' rows removed")
+        await until(delivered, "the closed pages' hands brought up to date")
+        loud_group = 0
+        loud_hands = 0
+        for _ in range(4):
+            g, mine = await press_card(pages=False)
+            loud_group += g
+            loud_hands += sum(mine.values())
+        assert loud_group == 4, loud_group  # every card
+        # The player's hand and the next one's, whichever worker handled the card
+        # before (no worker remembers what a hand shows: one process's count).
+        assert 4 <= loud_hands <= 8, loud_hands
+        quiet = (quiet_group + sum(quiet_hands.values())) / 8
+        loud = (loud_group + loud_hands) / 4
+        print(f"cluster: chat calls per card with every page open {quiet}, without {loud}")
+        assert quiet < loud / 3

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-import socket
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from types import SimpleNamespace
@@ -27,28 +26,21 @@ import pytest
 from sqlalchemy import func, select, update
 
 from core import Match, PlayCard
-from core.actions import action_to_dict
 from telegram_bot.platform.live import OpenPages, open_pages
 from telegram_bot.platform.storage import migrate, repo
 from telegram_bot.platform.storage.db import create_engine, session_factory
 from telegram_bot.platform.storage.models import OpenPage, utcnow
-from testkit.emulator import BotApiEmulator
-from testkit.simulation import TOKEN, BotRunner, Table, buttons
+from telegram_bot.runtime.cluster import free_port
+from testkit.simulation import BotRunner, Table, buttons
 from tests.dbutil import BACKENDS, fresh_database_url
-from tests.web.test_wired import (
+from tests.web.pages import (
     CHAT_METHODS,
     WEBAPP_URL,
     Stream,
-    _auth,
-    _seat_users,
-    _started_table,
+    play,
+    seat_users,
+    started_table,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -117,14 +109,8 @@ async def test_open_pages_are_rows_with_a_lease(db_url) -> None:
 
 
 @pytest.fixture
-async def emu() -> AsyncIterator[BotApiEmulator]:
-    async with BotApiEmulator(token=TOKEN, bot_username="HokmTestBot", bot_name="Hokm") as e:
-        yield e
-
-
-@pytest.fixture
 async def served(emu, db_url) -> AsyncIterator[tuple[BotRunner, str]]:
-    port = _free_port()
+    port = free_port()
     runner = BotRunner(
         emu, db_url, webapp_url=WEBAPP_URL, webapp_listen="127.0.0.1", webapp_port=port
     )
@@ -133,20 +119,6 @@ async def served(emu, db_url) -> AsyncIterator[tuple[BotRunner, str]]:
         yield runner, f"http://127.0.0.1:{port}"
     finally:
         await runner.stop()
-
-
-async def _play(http, base, runner, table, users) -> tuple[Match, object]:
-    """One move by the seat on turn, through the page's API."""
-    game = await table.game()
-    match = Match.from_json(game.state)
-    action = match.legal_actions(match.turn)[0]
-    body = {"move": game.move, "action": action_to_dict(action)}
-    async with http.post(
-        f"{base}/api/game/{game.id}/play", headers=_auth(users[match.turn]), json=body
-    ) as r:
-        assert r.status == 200, await r.text()
-    await runner.settle()
-    return match, action
 
 
 async def _hand_is_current(runner, table, user) -> bool:
@@ -195,12 +167,12 @@ async def _open_rows(runner, game_id: str) -> set[int]:
 @pytest.mark.slow
 async def test_each_person_with_the_page_open_gets_no_hand_edit_a_card(emu, served) -> None:
     runner, base = served
-    table, game = await _started_table(emu, runner)
+    table, game = await started_table(emu, runner)
     match = Match.from_json(game.state)
-    users = _seat_users(game, match)
+    users = seat_users(game, match)
     people = table.users
     async with aiohttp.ClientSession() as http:
-        await _play(http, base, runner, table, users)  # the trump call, pages closed
+        await play(http, base, runner, table, users)  # the trump call, pages closed
         watchers, others = users[:2], users[2:]
         streams = [Stream(http, base, game.id, uid) for uid in watchers]
         for stream in streams:
@@ -210,7 +182,7 @@ async def test_each_person_with_the_page_open_gets_no_hand_edit_a_card(emu, serv
         group = cards = 0
         for _ in range(8):
             mark = emu.mark()
-            _, action = await _play(http, base, runner, table, users)
+            _, action = await play(http, base, runner, table, users)
             assert isinstance(action, PlayCard)
             cards += 1
             for uid in users:
@@ -236,7 +208,7 @@ async def test_each_person_with_the_page_open_gets_no_hand_edit_a_card(emu, serv
                 .where(OpenPage.user_id == watchers[1])
                 .values(expires_at=utcnow() - timedelta(seconds=1))
             )
-        await _play(http, base, runner, table, users)
+        await play(http, base, runner, table, users)
         assert await _hand_is_right(runner, table, people[watchers[1]])
         await streams[1].close()
 
@@ -246,7 +218,7 @@ async def test_each_person_with_the_page_open_gets_no_hand_edit_a_card(emu, serv
 
 @pytest.mark.slow
 async def test_an_online_table_with_three_pages_open_of_four(emu, db_url) -> None:
-    port = _free_port()
+    port = free_port()
     runner = BotRunner(
         emu,
         db_url,
@@ -274,9 +246,9 @@ async def test_an_online_table_with_three_pages_open_of_four(emu, db_url) -> Non
         table = Table(emu, runner, SimpleNamespace(id=game.chat_id), people)
         table.check_hidden = False
         match = Match.from_json(game.state)
-        users = _seat_users(game, match)
+        users = seat_users(game, match)
         async with aiohttp.ClientSession() as http:
-            await _play(http, base, runner, table, users)  # the trump call
+            await play(http, base, runner, table, users)  # the trump call
             watchers, alone = users[:3], users[3]
             streams = [Stream(http, base, game.id, uid) for uid in watchers]
             for stream in streams:
@@ -285,7 +257,7 @@ async def test_an_online_table_with_three_pages_open_of_four(emu, db_url) -> Non
             private = {uid: 0 for uid in users}
             for _ in range(12):
                 mark = emu.mark()
-                _, action = await _play(http, base, runner, table, users)
+                _, action = await play(http, base, runner, table, users)
                 assert isinstance(action, PlayCard)
                 cards += 1
                 calls += emu.count_calls(CHAT_METHODS, since=mark)
@@ -329,9 +301,9 @@ async def test_a_player_back_from_away_reaches_the_open_pages(emu, served) -> No
     """ "I'm back" (``set_away``) is a move of its own: announced like any move, so an
     open page shows the seat as played by its person again, without reloading."""
     runner, base = served
-    table, game = await _started_table(emu, runner)
+    table, game = await started_table(emu, runner)
     match = Match.from_json(game.state)
-    users = _seat_users(game, match)
+    users = seat_users(game, match)
     away = table.users[users[1]]
     async with runner.service.sessions() as s, s.begin():  # away (two turns timed out)
         stored = await repo.get_game(s, game.id)

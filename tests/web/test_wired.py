@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,33 +24,20 @@ from core.actions import action_to_dict
 from core.cards import cards_in
 from telegram_bot.platform.live import PgBus
 from telegram_bot.platform.storage import repo
+from telegram_bot.runtime.cluster import free_port
 from testkit.emulator import BotApiEmulator
-from testkit.simulation import TOKEN, BotRunner, Table, buttons
+from testkit.simulation import TOKEN, BotRunner, buttons
 from testkit.webapp import init_data, page_hash
 from tests.dbutil import fresh_database_url
+from tests.web.pages import CHAT_METHODS, WEBAPP_URL, Stream, auth, seat_users, started_table
 
 CARD = re.compile(r"\b[2-9TJQKA][SHDC]\b")
-WEBAPP_URL = "https://hokm.example/app"
-#: What a card may cost the chat (turn reminders aside: the timer is off).
-CHAT_METHODS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-async def emu() -> AsyncIterator[BotApiEmulator]:
-    async with BotApiEmulator(token=TOKEN, bot_username="HokmTestBot", bot_name="Hokm") as e:
-        yield e
 
 
 @pytest.fixture
 async def served(emu, tmp_path) -> AsyncIterator[tuple[BotRunner, str]]:
     """The real bot with its Mini App on a loopback port."""
-    port = _free_port()
+    port = free_port()
     async with fresh_database_url("sqlite", tmp_path) as url:
         runner = BotRunner(
             emu,
@@ -66,83 +52,6 @@ async def served(emu, tmp_path) -> AsyncIterator[tuple[BotRunner, str]]:
             yield runner, f"http://127.0.0.1:{port}"
         finally:
             await runner.stop()
-
-
-async def _started_table(emu, runner, target: int = 7):
-    """Four people at a started group match (timer off); returns (table, game)."""
-    people = [emu.add_user(n, language_code="fa") for n in ["سارا", "علی", "مریم", "رضا"]]
-    for u in people:
-        await emu.send_message(u, u.private_chat_id, "/start")
-    group = emu.add_group("حکم", members=people, admins=[people[0]])
-    await runner.settle()
-    await emu.send_message(people[0], group.id, "/newgame")
-    await runner.settle()
-    table = Table(emu, runner, group, people)
-    game = await table.game()
-    lobby = emu.chat_log(group.id)[-1]
-    for name, value in {"timer": 0, "target": target}.items():
-        await emu.press(people[0], group.id, lobby.message_id, f"o:{game.id}::{name}={value}")
-        await runner.settle()
-    for p in people[1:]:
-        await emu.press(p, group.id, lobby.message_id, f"j:{game.id}")
-        await runner.settle()
-    await emu.press(people[0], group.id, lobby.message_id, f"s:{game.id}")
-    await runner.settle()
-    game = await table.game()
-    assert game.status == "playing"
-    return table, game
-
-
-def _auth(user_id: int) -> dict[str, str]:
-    return {"Authorization": "tma " + init_data(TOKEN, user_id, "P")}
-
-
-class Stream:
-    """One seat's open page without a browser: its event stream, read to the end."""
-
-    def __init__(self, http: aiohttp.ClientSession, base: str, game_id: str, user_id: int):
-        self.http, self.base, self.game_id, self.user_id = http, base, game_id, user_id
-        self.views: list[dict[str, Any]] = []
-        self.changed = asyncio.Condition()
-        self.task: asyncio.Task[None] | None = None
-
-    async def open(self) -> None:
-        self.task = asyncio.create_task(self._read())
-        await self.until(lambda: bool(self.views))
-
-    async def _read(self) -> None:
-        url = f"{self.base}/api/game/{self.game_id}/events"
-        async with self.http.get(url, headers=_auth(self.user_id)) as resp:
-            assert resp.status == 200, await resp.text()
-            data: list[str] = []
-            async for raw in resp.content:
-                line = raw.decode().rstrip("\n")
-                if line.startswith("data: "):
-                    data.append(line[6:])
-                elif line == "" and data:
-                    view = json.loads("\n".join(data))
-                    data = []
-                    async with self.changed:
-                        self.views.append(view)
-                        self.changed.notify_all()
-
-    async def until(self, predicate) -> None:
-        # A guard against a hang only (a failure): the wait itself is on progress.
-        async with self.changed:
-            await asyncio.wait_for(self.changed.wait_for(predicate), 120)
-
-    async def at(self, move: int) -> dict[str, Any]:
-        await self.until(lambda: bool(self.views) and self.views[-1]["move"] >= move)
-        return self.views[-1]
-
-    async def close(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
-
-
-def _seat_users(game, match: Match) -> list[int]:
-    return [int(game.seats[match.order[s]]["user_id"]) for s in range(match.n)]
 
 
 def _hidden_from(match: Match, seat: int) -> set[str]:
@@ -166,9 +75,9 @@ async def test_a_whole_match_through_the_service_with_every_page_open(emu, serve
     path): every seat's stream follows it, no payload shows another seat's card, and
     the chat costs at most a third of a Bot API call per card on average."""
     runner, base = served
-    table, game = await _started_table(emu, runner, target=2)
+    table, game = await started_table(emu, runner, target=2)
     match = Match.from_json(game.state)
-    users = _seat_users(game, match)
+    users = seat_users(game, match)
     cards = calls = 0
     async with aiohttp.ClientSession() as http:
         streams = [Stream(http, base, game.id, uid) for uid in users]
@@ -193,7 +102,7 @@ async def test_a_whole_match_through_the_service_with_every_page_open(emu, serve
             mark = emu.mark()
             body = {"move": game.move, "action": action_to_dict(action)}
             async with http.post(
-                f"{base}/api/game/{game.id}/play", headers=_auth(users[seat]), json=body
+                f"{base}/api/game/{game.id}/play", headers=auth(users[seat]), json=body
             ) as r:
                 assert r.status == 200, await r.text()
                 answer = (await r.json())["view"]
@@ -222,9 +131,9 @@ async def test_without_pages_the_chat_is_as_before(emu, served) -> None:
     """The same moves with no page open cost the chat what a press costs it (the
     table and two hands), and every hand message has the page's button."""
     runner, base = served
-    table, game = await _started_table(emu, runner)
+    table, game = await started_table(emu, runner)
     match = Match.from_json(game.state)
-    users = _seat_users(game, match)
+    users = seat_users(game, match)
     for uid in users:
         kb = buttons(table.hand_message(game, table.users[uid]))
         apps = [b["web_app"]["url"] for b in kb if "web_app" in b]
@@ -241,7 +150,7 @@ async def test_without_pages_the_chat_is_as_before(emu, served) -> None:
             mark = emu.mark()
             body = {"move": game.move, "action": action_to_dict(action)}
             async with http.post(
-                f"{base}/api/game/{game.id}/play", headers=_auth(users[match.turn]), json=body
+                f"{base}/api/game/{game.id}/play", headers=auth(users[match.turn]), json=body
             ) as r:
                 assert r.status == 200, await r.text()
             await runner.settle()
@@ -251,7 +160,7 @@ async def test_without_pages_the_chat_is_as_before(emu, served) -> None:
         # A stale move number is refused and changes nothing.
         async with http.post(
             f"{base}/api/game/{game.id}/play",
-            headers=_auth(users[match.turn]),
+            headers=auth(users[match.turn]),
             json={"move": game.move, "action": action_to_dict(action)},
         ) as r:
             assert r.status == 409 and (await r.json())["error"] == "stale_move"
@@ -271,9 +180,9 @@ async def test_moves_cross_processes_by_notify(emu, tmp_path) -> None:
         bus = PgBus(url)
         try:
             await bus.start()
-            table, game = await _started_table(emu, runner)
+            table, game = await started_table(emu, runner)
             match = Match.from_json(game.state)
-            users = _seat_users(game, match)
+            users = seat_users(game, match)
             async with bus.subscribe(game.id) as sub:
                 await table.step({users[match.turn]: lambda view: view.legal[0]})
                 moved = await asyncio.wait_for(sub.next(), 60)  # a guard against a hang
@@ -293,14 +202,14 @@ async def test_the_cluster_ingress_serves_the_page(tmp_path) -> None:
 
     async with fresh_database_url("postgresql", tmp_path) as url:  # skips without PG
         async with BotApiEmulator(token=TOKEN, bot_username="HokmIngressBot") as emu:
-            web_port = _free_port()
+            web_port = free_port()
             settings = Settings(
                 token=TOKEN,
                 database_url=url,
                 api_url=emu.base_url,
                 webhook_url="http://127.0.0.1:1",
                 webhook_listen="127.0.0.1",
-                webhook_port=_free_port(),
+                webhook_port=free_port(),
                 rate_limit=False,
                 sweep_seconds=0.0,
                 webapp_url=WEBAPP_URL,
@@ -320,7 +229,7 @@ async def test_the_cluster_ingress_serves_the_page(tmp_path) -> None:
                     except aiohttp.ClientConnectionError:
                         pass
                     await asyncio.sleep(0.05)
-                async with http.get(f"{base}/api/game/nosuch", headers=_auth(7)) as r:
+                async with http.get(f"{base}/api/game/nosuch", headers=auth(7)) as r:
                     assert r.status == 404 and (await r.json())["error"] == "no_such_game"
                 async with http.get(f"{base}/api/game/nosuch") as r:
                     assert r.status == 401
@@ -349,9 +258,9 @@ async def test_a_page_plays_through_the_real_bot(emu, served) -> None:
     from playwright.async_api import async_playwright, expect
 
     runner, base = served
-    table, game = await _started_table(emu, runner)
+    table, game = await started_table(emu, runner)
     match = Match.from_json(game.state)
-    users = _seat_users(game, match)
+    users = seat_users(game, match)
     # The hakem names trump in the chat.
     await table.step({users[match.turn]: lambda view: view.legal[0]})
     game = await table.game()
