@@ -124,15 +124,24 @@ async def _pages(emu: BotApiEmulator, sessions, base: str) -> None:
         assert quiet_group == 2, quiet_group  # two tricks' ends
         assert quiet_hands == {u: 0 for u in users}, quiet_hands
 
-        # 3. The pages close: the ingress removes its rows; four more cards.
+        # 3. The pages close: the ingress removes its rows and brings each hand up to
+        # date (each is behind: none was edited while its page was open); four more
+        # cards.
+        closing = emu.mark()
         for stream in streams:
             await stream.close()
 
         async def closed() -> bool:
             return not await rows()
 
+        async def caught_up() -> bool:
+            edited = all(
+                emu.count_calls(("editMessageText",), chat_id=u, since=closing) >= 1 for u in users
+            )
+            return edited and await delivered()
+
         await until(closed, "the pages' rows removed")
-        await until(delivered, "the closed pages' hands brought up to date")
+        await until(caught_up, "the closed pages' hands brought up to date")
         loud_group = 0
         loud_hands = 0
         for _ in range(4):

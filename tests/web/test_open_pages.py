@@ -276,9 +276,15 @@ async def test_an_online_table_with_three_pages_open_of_four(emu, db_url) -> Non
             # brought up to date.
             await streams[0].close()
             person = next(p for p in people if p.id == watchers[0])
-            await _until(runner, lambda: _hand_is_current(runner, table, person))
-            # Both copies of the table show it as it is now.
-            assert _table_copy(emu, watchers[0]).text == _table_copy(emu, alone).text
+            # (Both are waited for: the two edits are sent one after the other, and
+            # the hand's may be seen before the table's is sent.)
+
+            async def up_to_date() -> bool:
+                return await _hand_is_current(runner, table, person) and (
+                    _table_copy(emu, watchers[0]).text == _table_copy(emu, alone).text
+                )
+
+            await _until(runner, up_to_date)
             for stream in streams[1:]:
                 await stream.close()
     finally:

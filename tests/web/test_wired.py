@@ -29,7 +29,15 @@ from testkit.emulator import BotApiEmulator
 from testkit.simulation import TOKEN, BotRunner, buttons
 from testkit.webapp import init_data, page_hash
 from tests.dbutil import fresh_database_url
-from tests.web.pages import CHAT_METHODS, WEBAPP_URL, Stream, auth, seat_users, started_table
+from tests.web.pages import (
+    CHAT_METHODS,
+    WEBAPP_URL,
+    Stream,
+    auth,
+    post_play,
+    seat_users,
+    started_table,
+)
 
 CARD = re.compile(r"\b[2-9TJQKA][SHDC]\b")
 
@@ -101,11 +109,7 @@ async def test_a_whole_match_through_the_service_with_every_page_open(emu, serve
             action = match.legal_actions(seat)[0]
             mark = emu.mark()
             body = {"move": game.move, "action": action_to_dict(action)}
-            async with http.post(
-                f"{base}/api/game/{game.id}/play", headers=auth(users[seat]), json=body
-            ) as r:
-                assert r.status == 200, await r.text()
-                answer = (await r.json())["view"]
+            answer = await post_play(http, base, game.id, users[seat], body)
             await runner.settle()
             # Every move's calls (the trump call's, the hand result's too), per card.
             calls += emu.count_calls(CHAT_METHODS, since=mark)
