@@ -451,8 +451,9 @@ async def _measure(run: Run, emu: BotApiEmulator, args: argparse.Namespace, mode
     cards = max(run.cards, 1)
     if args.dump:
         with open(f"{args.dump}.{mode}.jsonl", "w") as out:
-            for c in calls:
+            for i, c in enumerate(emu.calls):
                 row = {
+                    "play": i >= mark,
                     "t": round(c.time, 3),
                     "method": c.method,
                     "chat": c.chat_id,
@@ -536,7 +537,9 @@ def main() -> None:
     parser.add_argument("--limiter", action="store_true", help="HOKM_RATE_LIMIT=1, limits enforced")
     parser.add_argument("--db", default=DEFAULT_DB, help="a PostgreSQL server's database URL")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dump", help="write the play's calls to DUMP.<mode>.jsonl")
+    parser.add_argument(
+        "--dump", help='write every call ("play": from the first card) to DUMP.<mode>.jsonl'
+    )
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
         run_stopping_on_sigterm(main_async(args))

@@ -13,7 +13,13 @@ from datetime import datetime
 
 import pytest
 
-from telegram_bot.platform.ratelimit import MAX_GRANT_AGE, Bucket, SharedLimiter, SharedRateLimiter
+from telegram_bot.platform.ratelimit import (
+    MAX_GRANT_AGE,
+    Bucket,
+    SharedLimiter,
+    SharedRateLimiter,
+    _Turn,
+)
 from telegram_bot.platform.storage.db import create_engine, migrate
 from tests.dbutil import fresh_database_url
 
@@ -199,3 +205,48 @@ async def test_a_grant_the_worker_was_too_starved_to_use_is_taken_again(tmp_path
                     break
             if not check_age:
                 assert max(bursts) > bound, (bursts, bound)
+
+
+async def test_a_handlers_reply_asks_before_the_outboxs_queued_calls() -> None:
+    """The turn to ask the buckets: callers that are not the outbox (a handler's own
+    reply, with a person waiting) go before the outbox's calls queued earlier, each
+    kind in its order; a waiter cancelled before or after its turn came never keeps
+    the others waiting."""
+    turn = _Turn()
+    order: list[str] = []
+    gate = asyncio.Event()
+
+    async def ask(name: str, first: bool) -> None:
+        async with turn(first):
+            order.append(name)
+            if name == "holder":
+                await gate.wait()
+
+    holder = asyncio.create_task(ask("holder", False))
+    await asyncio.sleep(0)
+    tasks = [asyncio.create_task(ask(f"outbox{i}", False)) for i in range(3)]
+    await asyncio.sleep(0)
+    gone = asyncio.create_task(ask("cancelled", True))
+    tasks += [asyncio.create_task(ask(f"reply{i}", True)) for i in range(2)]
+    await asyncio.sleep(0)
+    gone.cancel()
+    gate.set()
+    await asyncio.gather(holder, *tasks)
+    assert order == ["holder", "reply0", "reply1", "outbox0", "outbox1", "outbox2"]
+
+    # Handed the turn, then cancelled before running: the next waiter still gets it.
+    gate.clear()
+    order.clear()
+    holder = asyncio.create_task(ask("holder", False))
+    await asyncio.sleep(0)
+    handed = asyncio.create_task(ask("handed", True))
+    after = asyncio.create_task(ask("after", False))
+    await asyncio.sleep(0)
+    gate.set()
+    await asyncio.sleep(0)  # the holder leaves and hands the turn to "handed"
+    handed.cancel()
+    async with asyncio.timeout(30):  # a cap on a hang (a turn never passed on)
+        await asyncio.gather(holder, after, return_exceptions=True)
+        assert handed.cancelled() and order == ["holder", "after"]
+        async with turn(False):  # and free again
+            pass
