@@ -1,0 +1,86 @@
+"""How many solo tables (one person, three hard computers) one bot process holds.
+
+    python -m benchmarks.solo_capacity --tables 10,20,40,80 --budget 0.25
+
+For each count, one :mod:`benchmarks.loadtest` phase (``--mode computers``: the real
+bot in its own process, its search in its think processes, against the emulator;
+each person presses ``--think`` seconds after their turn shows) and its figures:
+the person's press→answer p50/p99, press→table edit p50/p99 (their card shown with
+the computers' three, so it includes their thinking), plays a second and the CPU of
+the bot and its children. The process holds a count while press→answer stays under
+``--limit`` ms at p99 (the issue's 200 ms); the largest such count is printed.
+The 1-minute load average is printed with each count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def phase(tables: int, opts: argparse.Namespace, out: Path) -> dict:
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.loadtest",
+        "--mode",
+        "computers",
+        "--bots",
+        "hokm",
+        "--computer-tables",
+        str(tables),
+        "--think",
+        str(opts.think),
+        "--think-seconds",
+        str(opts.budget),
+        "--duration",
+        str(opts.duration),
+        "--level",
+        opts.level,
+        "--out",
+        str(out),
+    ]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())["results"][0]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tables", default="10,20,40,80", help="comma list of table counts")
+    p.add_argument("--budget", type=float, default=0.25, help="hard player's seconds a move")
+    p.add_argument("--think", type=float, default=2.0, help="a person's seconds a press")
+    p.add_argument("--duration", type=float, default=30.0, help="measured seconds a count")
+    p.add_argument("--level", default="hard")
+    p.add_argument("--limit", type=float, default=200.0, help="p99 press→answer, ms")
+    opts = p.parse_args()
+    held = 0
+    print(
+        f"{opts.level} computers, budget {opts.budget} s, a press {opts.think} s after the"
+        f" turn shows, {os.cpu_count()} cores"
+    )
+    print("tables  load  plays/s  answer p50/p99 ms  table edit p50/p99 ms  CPU bot+children")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (int(x) for x in opts.tables.split(",")):
+            r = phase(n, opts, Path(tmp) / f"{n}.json")
+            c = r["computers"]
+            a, e = c["answer_ms"], c["table_edit_ms"]
+            cpu = r["cpu_share"] + r["children_cpu_share"]
+            print(
+                f"{n:>6}  {os.getloadavg()[0]:>4.1f}  {r['plays_per_s']:>7.2f}"
+                f"  {a['p50']:>7.1f} / {a['p99']:>7.1f}  {e['p50']:>9.0f} / {e['p99']:>9.0f}"
+                f"  {cpu:>6.2f} cores",
+                flush=True,
+            )
+            if a["p99"] is not None and a["p99"] < opts.limit:
+                held = max(held, n)
+    print(f"largest count with press→answer p99 < {opts.limit:.0f} ms: {held}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
