@@ -52,7 +52,7 @@ from telegram_bot.platform.storage.models import Game
 from telegram_bot.runtime.cluster import LEASE_SECONDS, free_port
 from testkit.emulator import BotApiEmulator, SimulationError
 from testkit.emulator.limits import COUNTED_METHODS
-from testkit.restartable import Restartable, cluster, run_stopping_on_sigterm
+from testkit.restartable import Restartable, cluster, cluster_env, run_stopping_on_sigterm
 from testkit.simulation import Table, lowest_card
 
 __all__ = ["FleetReport", "run_fleet"]
@@ -410,21 +410,12 @@ async def run_fleet(
     url = normalize_url(db_url)
     port = free_port()
     env = {
-        **os.environ,
-        "BOT_TOKEN": emu.token,
-        "TELEGRAM_API_URL": emu.base_url.removesuffix("/bot"),
-        "DATABASE_URL": url,
-        "WEBHOOK_URL": f"http://127.0.0.1:{port}",
-        "WEBHOOK_LISTEN": "127.0.0.1",
-        "WEBHOOK_PORT": str(port),
-        "WEBHOOK_SECRET": "fleet-secret",
+        **cluster_env(emu.base_url, emu.token, url, port, "fleet-secret"),
         "HOKM_RATE_LIMIT": "1" if rate_limit else "0",
         "HOKM_COMPUTER_DELAY": "0.2",
         "HOKM_HAND_PAUSE": "0",
         "HOKM_THINK_SECONDS": "0.05",
-        "HOKM_THINK_PROCESSES": "0",
         "HOKM_DEAL_SEED": str(seed),
-        "PYTHONUNBUFFERED": "1",
     }
     if debug:
         env["HOKM_DEBUG"] = "1"

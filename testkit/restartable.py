@@ -10,13 +10,21 @@ anything else the caller can observe, such as the emulator's calls).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["ReadyCheck", "Restartable", "cluster", "log_says", "run_stopping_on_sigterm"]
+__all__ = [
+    "ReadyCheck",
+    "Restartable",
+    "cluster",
+    "cluster_env",
+    "log_says",
+    "run_stopping_on_sigterm",
+]
 
 T = TypeVar("T")
 
@@ -107,6 +115,26 @@ class Restartable:
     async def restart(self, sig: int = signal.SIGKILL) -> None:
         await self.stop(sig)
         await self.start()
+
+
+def cluster_env(api_url: str, token: str, db_url: str, port: int, secret: str) -> dict[str, str]:
+    """This process's environment with the settings every cluster of the fleet and the
+    tests has: the emulator's Bot API (``api_url``, ending in /bot), the database,
+    the ingress's webhook on loopback ``port``, client-side pacing and think
+    processes off; callers add their own."""
+    return {
+        **os.environ,
+        "BOT_TOKEN": token,
+        "TELEGRAM_API_URL": api_url.removesuffix("/bot"),
+        "DATABASE_URL": db_url,
+        "WEBHOOK_URL": f"http://127.0.0.1:{port}",
+        "WEBHOOK_LISTEN": "127.0.0.1",
+        "WEBHOOK_PORT": str(port),
+        "WEBHOOK_SECRET": secret,
+        "HOKM_RATE_LIMIT": "0",
+        "HOKM_THINK_PROCESSES": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def cluster(

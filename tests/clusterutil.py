@@ -12,7 +12,6 @@ emptied), never on the clock; their caps only fail a cluster that stops making a
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,7 +25,7 @@ from telegram_bot.platform.storage.db import create_engine, migrate, normalize_u
 from telegram_bot.platform.storage.models import OutboxMessage
 from telegram_bot.runtime.cluster import free_port
 from testkit.emulator import BotApiEmulator
-from testkit.restartable import cluster
+from testkit.restartable import cluster, cluster_env
 from testkit.simulation import buttons
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -45,17 +44,7 @@ async def running_cluster(
     url = normalize_url(db_url)
     hook = free_port()
     settings = {
-        **os.environ,
-        "BOT_TOKEN": emu.token,
-        "TELEGRAM_API_URL": emu.base_url.removesuffix("/bot"),
-        "DATABASE_URL": url,
-        "WEBHOOK_URL": f"http://127.0.0.1:{hook}",
-        "WEBHOOK_LISTEN": "127.0.0.1",
-        "WEBHOOK_PORT": str(hook),
-        "WEBHOOK_SECRET": "cluster-secret",
-        "HOKM_RATE_LIMIT": "0",
-        "HOKM_THINK_PROCESSES": "0",
-        "PYTHONUNBUFFERED": "1",
+        **cluster_env(emu.base_url, emu.token, url, hook, "cluster-secret"),
         **(env or {}),
     }
     await migrate(url)  # before the processes, which would each try at once
