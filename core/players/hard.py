@@ -15,9 +15,9 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   better than double dummy alone (core/players/RESULTS.md). Sampled deals are
   weighted by how well the rules explain the others' past plays (:mod:`.inference`).
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
-  ``Match.play``) of deals weighted by the same inference, and an exact search of
-  the whole ending (alpha-beta for two players, max^n for three) once few cards
-  are left.
+  ``Match.play``) of deals weighted by the same inference (by default with 2
+  players only), and an exact search of the whole ending (alpha-beta for two
+  players, max^n for three) once few cards are left.
 * Trump choice: 4 players by DDS on sampled completions of the deal; 3 players by
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
   discards and draws use the rules.
@@ -336,9 +336,12 @@ class HardPlayer(RulePlayer):
     inference_policy = 0
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
-    #: deals by the voids), and the candidate deals drawn per sample. On at 0.1:
-    #: 3 players +5.6 points (SE 2.8) on 30 fresh deals (RESULTS.md).
-    surprise_small = 0.1
+    #: deals by the voids), and the candidate deals drawn per sample. 2 players: on
+    #: (with ``exact_cards_2p=7``, +4.0 points, SE 1.8, on 100 fresh deals); 3
+    #: players: off, +0.8 (SE 2.7) on 40 fresh deals (RESULTS.md, "Issue 25, third
+    #: session"; the runs there name both ``surprise_small``).
+    surprise_2p = 0.1
+    surprise_3p = 1.0
     candidates_small = 4
     #: 4 players: keep this many weighted deals from one decision to the next within
     #: a hand (:mod:`.particles`; 0: fresh candidate deals every decision). The
@@ -604,11 +607,10 @@ class HardPlayer(RulePlayer):
         samples = 0
         weights = 0.0
         voids = know.voids
-        surprise = tuple(1.0 if s == me else self.surprise_small for s in range(n))
+        factor = self.surprise_2p if n == 2 else self.surprise_3p
+        surprise = tuple(1.0 if s == me else factor for s in range(n))
         infer = (
-            view.variant.kind is Kind.CLASSIC
-            and bool(view.tricks or view.trick)
-            and self.surprise_small < 1.0
+            view.variant.kind is Kind.CLASSIC and bool(view.tricks or view.trick) and factor < 1.0
         )
         # A sample (a playout per card, or an exact search of the ending) starts only
         # if one more of the slowest so far fits.

@@ -157,7 +157,7 @@ def test_thread_safe_in_worker_threads() -> None:
 
 @pytest.mark.parametrize("n", [3, 2])
 def test_inference_for_few_players_is_blind_and_legal(n: int) -> None:
-    """2 and 3 players with inference on (``surprise_small``): legal, reproducible,
+    """2 and 3 players with inference on (``surprise_2p``, ``surprise_3p``): legal, reproducible,
     and the same decision when cards move between piles the seat cannot see (two
     other hands with 3 players; the opponent's hand and its discards with 2)."""
     v = Variant.three() if n == 3 else Variant.two()
@@ -194,7 +194,7 @@ def test_inference_for_few_players_is_blind_and_legal(n: int) -> None:
         choices = []
         for match in (m, m, swapped):
             hp = HardPlayer(seed=5, time_budget=10.0)
-            hp.surprise_small = 0.1
+            hp.surprise_2p = hp.surprise_3p = 0.1
             hp.max_samples = 6
             choice = hp.act(match.view(me))
             assert choice in match.view(me).legal
