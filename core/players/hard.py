@@ -337,7 +337,7 @@ class HardPlayer(RulePlayer):
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on
-    #: (with ``exact_cards_2p=7``, +4.0 points, SE 1.8, on 100 fresh deals); 3
+    #: (with ``exact_cards_2p=7``, +3.3 points, SE 1.5, on 150 fresh deals); 3
     #: players: off, +0.8 (SE 2.7) on 40 fresh deals (RESULTS.md, "Issue 25, third
     #: session"; the runs there name both ``surprise_small``).
     surprise_2p = 0.1
