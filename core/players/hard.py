@@ -15,7 +15,8 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   better than double dummy alone (core/players/RESULTS.md). Sampled deals are
   weighted by how well the rules explain the others' past plays (:mod:`.inference`).
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
-  ``Match.play``), and an exact search of the whole ending (alpha-beta for two
+  ``Match.play``) of deals weighted by the same inference (by default with 2
+  players only), and an exact search of the whole ending (alpha-beta for two
   players, max^n for three) once few cards are left.
 * Trump choice: 4 players by DDS on sampled completions of the deal; 3 players by
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
@@ -36,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from ..cards import Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
@@ -294,7 +295,10 @@ class HardPlayer(RulePlayer):
 
     name = "hard"
     #: Exact search once every hand holds at most this many cards (2 / 3 players).
-    exact_cards: ClassVar[dict[int, int]] = {2: 5, 3: 3}
+    #: 2 players at 7 rather than 5 (with inference, below): +4.0 points (SE 1.8) on
+    #: 100 fresh deals (RESULTS.md, "Issue 25, third session").
+    exact_cards_2p = 7
+    exact_cards_3p = 3
     max_samples = 400
     #: Weight of the rule-based card's prior (points, divided by sqrt(samples)).
     prior = 0.5
@@ -330,6 +334,15 @@ class HardPlayer(RulePlayer):
     #: The model of the others' play in inference (:func:`.inference.play_likelihood`):
     #: 0 the rules, 1 the corrected rules.
     inference_policy = 0
+    #: 2 and 3 players: inference for the playouts' deals, the factor for every past
+    #: play of another seat that the rules would not have made (1.0: off, uniform
+    #: deals by the voids), and the candidate deals drawn per sample. 2 players: on
+    #: (with ``exact_cards_2p=7``, +3.3 points, SE 1.5, on 150 fresh deals); 3
+    #: players: off, +0.8 (SE 2.7) on 40 fresh deals (RESULTS.md, "Issue 25, third
+    #: session"; the runs there name both ``surprise_small``).
+    surprise_2p = 0.1
+    surprise_3p = 1.0
+    candidates_small = 4
     #: 4 players: keep this many weighted deals from one decision to the next within
     #: a hand (:mod:`.particles`; 0: fresh candidate deals every decision). The
     #: solved deals are then drawn from the pool in proportion to their weights, and
@@ -476,24 +489,7 @@ class HardPlayer(RulePlayer):
                 weight = 1.0
             else:
                 least = (self.candidates_early if yes_no else self.candidates_late) if infer else 1
-                cands: list[tuple[list[CardSet], float]] = []
-                total_w = 0.0
-                while len(cands) < least or (
-                    total_w < self.candidate_weight and len(cands) < self.candidates_max
-                ):
-                    hands = view_sample(view, know, self.rng)
-                    w = play_likelihood(view, hands, surprise, model) if infer else 1.0
-                    cands.append((hands, w))
-                    total_w += w
-                k = len(cands)
-                r = self.rng.random() * total_w
-                hands = cands[-1][0]
-                for h, w in cands:
-                    if r < w:
-                        hands = h
-                        break
-                    r -= w
-                weight = total_w / k
+                hands, weight = self._weighted_deal(view, know, surprise, model, least, infer)
             row: dict[Card, float] = dict.fromkeys(cards, 0.0)
             if self.dds:
                 try:  # a solve that would not fit ends the search (this sample is dropped)
@@ -554,6 +550,45 @@ class HardPlayer(RulePlayer):
             return None
         return ({c: t / weights for c, t in totals.items()}, samples)
 
+    def _weighted_deal(
+        self,
+        view: SeatView,
+        know: Knowledge,
+        surprise: tuple[float, ...],
+        model: Callable[[PlayState], Card],
+        least: int,
+        infer: bool,
+    ) -> tuple[list[CardSet], float]:
+        """Importance resampling: draw a few candidate deals, weigh each by how well
+        it explains the plays seen, keep one chosen in proportion to its weight; the
+        kept deal's weight is the candidates' mean. At least ``least`` candidates,
+        more while their weights add up to less than one full-weight deal (late in a
+        hand most random deals explain the plays badly). The count depends on
+        weights, not on measured times, so that a decision with a sample cap is
+        reproducible."""
+        cands: list[tuple[list[CardSet], float]] = []
+        total_w = 0.0
+        # 2 players: the opponent saw the stock go by but not our discards, so they
+        # are unseen to it all hand long, as our hand is (the others' discards it
+        # knows: leaving them out matched its real choices on 37 of 40 positions,
+        # counting them as unseen on 25).
+        hidden = mask_of(view.discards) & ~know.played
+        while len(cands) < least or (
+            total_w < self.candidate_weight and len(cands) < self.candidates_max
+        ):
+            hands = view_sample(view, know, self.rng)
+            w = play_likelihood(view, hands, surprise, model, hidden=hidden) if infer else 1.0
+            cands.append((hands, w))
+            total_w += w
+        r = self.rng.random() * total_w
+        hands = cands[-1][0]
+        for h, w in cands:
+            if r < w:
+                hands = h
+                break
+            r -= w
+        return hands, total_w / len(cands)
+
     def _note(self, weight: float, hands: list[CardSet]) -> None:
         """Keep a solved deal and its weight for measurements (``self.noted``, when a
         list: :mod:`benchmarks.deal_accuracy`)."""
@@ -566,32 +601,46 @@ class HardPlayer(RulePlayer):
     ) -> tuple[dict[Card, float], int] | None:
         me = know.seat
         n = view.variant.players
-        exact_at = self.exact_cards.get(n, 0)
+        exact_at = {2: self.exact_cards_2p, 3: self.exact_cards_3p}.get(n, 0)
         exact = view.variant.kind is Kind.CLASSIC and max(view.hand_sizes) <= exact_at
         totals = dict.fromkeys(cards, 0.0)
         samples = 0
+        weights = 0.0
         voids = know.voids
+        factor = self.surprise_2p if n == 2 else self.surprise_3p
+        surprise = tuple(1.0 if s == me else factor for s in range(n))
+        infer = (
+            view.variant.kind is Kind.CLASSIC and bool(view.tricks or view.trick) and factor < 1.0
+        )
         # A sample (a playout per card, or an exact search of the ending) starts only
         # if one more of the slowest so far fits.
         slowest = 0.0
         while samples < self.max_samples and clock.fits(slowest):
             t0 = time.perf_counter()
-            hands = view_sample(view, know, self.rng)
+            if infer:
+                hands, w = self._weighted_deal(
+                    view, know, surprise, rule_card, self.candidates_small, True
+                )
+            else:
+                hands, w = view_sample(view, know, self.rng), 1.0
             base = SearchMatch.from_view(view, hands)
             if exact:
                 vals = exact_values(base, cards)
                 for c in cards:
-                    totals[c] += vals[c]
+                    totals[c] += w * vals[c]
             else:
                 before = list(base.scores)
                 for c in cards:
                     m = base.copy()
                     m.play(me, c)
                     playout(m, voids)
-                    totals[c] += hand_value(m, me, before) + 0.01 * m.tricks_won[me]
+                    totals[c] += w * (hand_value(m, me, before) + 0.01 * m.tricks_won[me])
             samples += 1
+            weights += w
             slowest = max(slowest, time.perf_counter() - t0)
-        return ({c: t / samples for c, t in totals.items()}, samples) if samples else None
+        if not samples or weights <= 0:
+            return None
+        return ({c: t / weights for c, t in totals.items()}, samples)
 
     # ---------------------------------------------------------- trump
 

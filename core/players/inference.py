@@ -44,8 +44,9 @@ def play_likelihood(
     surprise: tuple[float, ...],
     policy: Callable[[PlayState], Card] = rule_card,
     start: int = 0,
+    hidden: CardSet = 0,
 ) -> float:
-    """Weight of a sampled deal (4-player classic play phase).
+    """Weight of a sampled deal (classic play phase, 2, 3 or 4 players).
 
     ``hands`` are the cards each seat holds now in the sample (this seat's own hand
     included); ``surprise[s]`` is the factor for each play by seat ``s`` that the
@@ -53,7 +54,9 @@ def play_likelihood(
     model of the others' play, by default the rules. ``start``: only the plays from
     this one on (counted over the hand, 0 the opening lead) are judged, the earlier
     ones only replayed (a weight kept from an earlier decision is brought up to date
-    at the cost of the new plays, :mod:`.particles`).
+    at the cost of the new plays, :mod:`.particles`). ``hidden``: cards in no hand
+    of the sample and not yet played (2 players: the stock and the discards), unseen
+    by every seat all hand long.
     """
     me = view.seat
     trump = int(view.trump)  # type: ignore[arg-type]
@@ -64,11 +67,12 @@ def play_likelihood(
     for plays in plays_by_trick:
         for s, c in plays:
             held[s] |= 1 << c
-    live = 0
+    n = len(hands)
+    live = hidden
     for h in held:
         live |= h
-    voids = [0, 0, 0, 0]
-    won = [0, 0, 0, 0]
+    voids = [0] * n
+    won = [0] * n
     weight = 1.0
     hakem = view.hakem
     index = -1
@@ -85,7 +89,7 @@ def play_likelihood(
                 legal = h
             if index >= start and s != me and surprise[s] < 1.0 and legal & (legal - 1):
                 st = PlayState(
-                    n=4,
+                    n=n,
                     seat=s,
                     hand=h,
                     legal=legal,
@@ -103,6 +107,6 @@ def play_likelihood(
             trick.append((s, c))
             held[s] = h & ~(1 << c)
             live &= ~(1 << c)
-        if len(trick) == 4:
+        if len(trick) == n:
             won[trick[winning_index([c for _, c in trick], trump)][0]] += 1
     return weight

@@ -153,3 +153,52 @@ def test_thread_safe_in_worker_threads() -> None:
     actions = asyncio.run(decide_all())
     for a, m in zip(actions, positions, strict=True):
         assert a in m.view(m.turn).legal
+
+
+@pytest.mark.parametrize("n", [3, 2])
+def test_inference_for_few_players_is_blind_and_legal(n: int) -> None:
+    """2 and 3 players with inference on (``surprise_2p``, ``surprise_3p``): legal, reproducible,
+    and the same decision when cards move between piles the seat cannot see (two
+    other hands with 3 players; the opponent's hand and its discards with 2)."""
+    v = Variant.three() if n == 3 else Variant.two()
+    compared = 0
+    for seed in range(12):
+        m, _ = Match.new(v, 500 + seed)
+        p = make_player("normal", seed=seed)
+        while m.phase is not Phase.PLAY:
+            m.apply(m.turn, p.act(m.view(m.turn)))
+        for _ in range(3 + seed):
+            m.apply(m.turn, p.act(m.view(m.turn)))
+        if m.phase is not Phase.PLAY or m.hand_no != 1:
+            continue
+        me = m.turn
+        others = [s for s in range(n) if s != me]
+        a = others[0]
+        ha = m.hands[a]
+        hb = m.hands[others[1]] if n == 3 else m.discards[a]
+        swapped = None
+        for suit in range(4):
+            ca, cb = ha & SUIT_MASKS[suit], hb & SUIT_MASKS[suit]
+            if ca and cb:
+                x, y = ca & -ca, cb & -cb
+                swapped = m.copy()
+                swapped.hands[a] = ha ^ x ^ y
+                if n == 3:
+                    swapped.hands[others[1]] = hb ^ x ^ y
+                else:
+                    swapped.discards[a] = hb ^ x ^ y
+                break
+        if swapped is None:
+            continue
+        assert swapped.view(me) == m.view(me)
+        choices = []
+        for match in (m, m, swapped):
+            hp = HardPlayer(seed=5, time_budget=10.0)
+            hp.surprise_2p = hp.surprise_3p = 0.1
+            hp.max_samples = 6
+            choice = hp.act(match.view(me))
+            assert choice in match.view(me).legal
+            choices.append(choice)
+        assert choices[0] == choices[1] == choices[2]
+        compared += 1
+    assert compared >= 4

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from core.cards import SUIT_MASKS
+from core.cards import SUIT_MASKS, mask_of
 from core.match import Match, Phase
 from core.players import make_player
 from core.players.hard import _CORRECTED, _settled
@@ -102,3 +102,45 @@ def test_settled_when_one_card_is_clearly_best_or_all_agree() -> None:
     assert not _settled(noisy, {1: 1.0, 2: -1.0})
     few = [(1.0, {1: 1.0, 2: -1.0}) for _ in range(3)]
     assert not _settled(few, {1: 3.0, 2: -3.0})
+
+
+def _small_game(n: int, seed: int, plays: int) -> Match:
+    """A 2- or 3-player hand played by normal (the plain rules there) up to a
+    decision ``plays`` cards into the play."""
+    variant = Variant.three() if n == 3 else Variant.two()
+    m, _ = Match.new(variant, seed)
+    p = make_player("normal", seed=seed)
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    for _ in range(plays):
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    return m
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_three_players_real_deal_of_normal_keeps_full_weight(seed: int) -> None:
+    m = _small_game(3, 300 + seed, 3 + 3 * seed)
+    view = m.view(m.turn)
+    assert play_likelihood(view, list(m.hands), (0.3, 0.3, 0.3)) == 1.0
+
+
+def test_two_players_our_discards_count_as_unseen() -> None:
+    """2 players: the opponent saw the stock but not our discards; with them passed
+    as hidden the real deal of normal keeps its full weight on almost every
+    decision (one card neither seat has seen is the rest), and random deals lose
+    weight."""
+    full = lowered = 0
+    rng = random.Random(5)
+    for seed in range(20):
+        m = _small_game(2, 400 + seed, 2 + seed % 12)
+        me = m.turn
+        view = m.view(me)
+        know = Knowledge(view)
+        hidden = mask_of(view.discards) & ~know.played
+        full += play_likelihood(view, list(m.hands), (0.3, 0.3), hidden=hidden) == 1.0
+        for _ in range(10):
+            w = play_likelihood(view, view_sample(view, know, rng), (0.3, 0.3), hidden=hidden)
+            assert 0.0 < w <= 1.0
+            lowered += w < 1.0
+    assert full >= 17
+    assert lowered > 50
