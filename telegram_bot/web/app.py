@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import AsyncIterator
@@ -141,7 +142,9 @@ def _authenticate(request: web.Request) -> WebAppUser:
 def _limit(request: web.Request, user: WebAppUser) -> None:
     wait = request.app[LIMITER_KEY].take(user.id)
     if wait:
-        raise WebError(429, "too_many", retry_after=round(wait, 2))
+        # Rounded up: a wait rounded down to 0.0 tells the page to ask again at once,
+        # and be refused again (a bucket refilling 5 a second is often 1 ms short).
+        raise WebError(429, "too_many", retry_after=math.ceil(wait * 100) / 100)
 
 
 def _game_id(request: web.Request) -> str:

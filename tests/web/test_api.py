@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from core.cards import cards_in
 from core.match import Match
 from core.variant import Variant
-from telegram_bot.web.app import WebConfig, create_app
+from telegram_bot.web.app import LIMITER_KEY, RateLimiter, WebConfig, create_app
 from telegram_bot.web.games import MemoryGames
 from telegram_bot.web.initdata import DEFAULT_MAX_AGE
 from testkit.webapp import init_data
@@ -215,6 +215,21 @@ async def test_rate_limit_per_user(games) -> None:
         assert int(r.headers["Retry-After"]) >= 1 and (await r.json())["error"] == "too_many"
         # Another user has a bucket of their own.
         assert (await c.get("/api/game/g1", headers=auth(USERS[1]))).status == 200
+
+
+async def test_a_refused_request_is_told_a_wait_that_lets_the_next_one_through(games) -> None:
+    now = [0.0]
+    app = create_app(games, WebConfig(bot_token=TOKEN, burst=1, rate=5.0))
+    app[LIMITER_KEY] = RateLimiter(1, 5.0, clock=lambda: now[0])
+    async with TestClient(TestServer(app)) as c:
+        assert (await c.get("/api/game/g1", headers=auth(USERS[0]))).status == 200
+        # 1 ms short of the next token (0.2 s at 5 a second).
+        now[0] = 0.199
+        r = await c.get("/api/game/g1", headers=auth(USERS[0]))
+        wait = (await r.json())["retry_after"]
+        assert r.status == 429 and wait > 0
+        now[0] += wait
+        assert (await c.get("/api/game/g1", headers=auth(USERS[0]))).status == 200
 
 
 async def _event(resp) -> tuple[str | None, str | None, dict | None]:
