@@ -72,7 +72,13 @@ SETTING_HINTS = {
         N_("⏱ Turn timer"),
         N_("When a turn's time runs out, the computer plays for that player."),
     ),
-    "level": (N_("🤖 Computer players"), N_("How well the computer players play.")),
+    "level": (
+        N_("🤖 Computer players"),
+        N_(
+            "How well the computer players play. Easy and normal play at once; hard "
+            "thinks up to {seconds} s a card and plays best."
+        ),
+    ),
     "teams_by_aces": (
         N_("🤝 Partners"),
         N_("Fixed: partners by seat. By aces: the second ace dealt is the hakem's partner."),

@@ -184,7 +184,9 @@ class Lobby:
             return Answer(tr("⚙️ Settings") if arg == "" else tr("Settings saved"))
         name, _, value = arg.partition("=")
         if name == "about" and value in render.SETTING_HINTS:  # a row's label: explain it
-            return Answer(tr(render.SETTING_HINTS[value][1]))
+            # (The level's says what a level costs the table: the hard one's wait.)
+            seconds = self._shared.config.think_seconds
+            return Answer(tr(render.SETTING_HINTS[value][1], seconds=seconds))
         parsed: Any
         try:
             if name in ("players", "target", "timer", "ping"):

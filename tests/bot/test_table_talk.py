@@ -247,6 +247,16 @@ async def test_settings_rows_are_labelled(emu, runner, lang):
         if lang == "fa"
         else "The first side to reach this many points wins."
     )
+    # The level's row says what each level costs: the hard one's thinking time.
+    h = await emu.press(owner, group.id, lobby.message_id, _data(game.id, "o", "about=level"))
+    await runner.settle()
+    assert h.answer.text == (
+        "بازیکنان کامپیوتری چقدر خوب بازی کنند. آسان و معمولی بی‌درنگ بازی می‌کنند؛ "
+        "سخت برای هر ورق تا ۰٫۰۵ ثانیه فکر می‌کند و از همه بهتر بازی می‌کند."
+        if lang == "fa"
+        else "How well the computer players play. Easy and normal play at once; hard "
+        "thinks up to 0.05 s a card and plays best."
+    )
     assert (await Table(emu, runner, group, []).game()).settings == before
 
 
