@@ -472,19 +472,22 @@ class Fuzz:
         return found[where % len(found)]
 
     def _may_change(self, user: Any, data: str) -> bool:
-        """Could this press be a real action? Only a seated player's button of the
-        current move (or hand), or a lobby/settings/language/'I'm back' button."""
+        """Could this press be a real action? Only a button of the current move (or
+        hand) of someone seated in that game, or a lobby/settings/language/'I'm back'
+        button."""
         try:
             parsed = cb.decode(data)
         except cb.MalformedCallback:
             return False
         if parsed.action in ("j", "l", "b", "s", "c", "o", "g", "r"):
             return True
-        if user not in self.players:
-            return False
         stored = self._before.get(parsed.game_id)
         if stored is None or stored[0] != "playing":
             return False  # no such game, or it is over: nothing to act on
+        # Seated in it: the group's players, or anyone at an online table (the
+        # bystander and the outsider reach /online from their /start).
+        if user.id not in {seat.get("user_id") for seat in json.loads(stored[3])}:
+            return False
         if parsed.move is None:
             return True
         move, state = stored[1], json.loads(stored[2])
