@@ -184,7 +184,7 @@ class Lobby:
             return Answer(tr("⚙️ Settings") if arg == "" else tr("Settings saved"))
         name, _, value = arg.partition("=")
         if name == "about" and value in render.SETTING_HINTS:  # a row's label: explain it
-            # (The level's says what a level costs the table: the hard one's wait.)
+            # (The level's hint names the hard player's time a card: what it costs.)
             seconds = self._shared.config.think_seconds
             return Answer(tr(render.SETTING_HINTS[value][1], seconds=seconds))
         parsed: Any

@@ -311,8 +311,7 @@ class Fuzz:
         # A person's turn timer may run out during any burst (an online table that
         # the outsider reached from /start has one): the computer plays for them.
         now = utcnow()
-        timed_out = {k for k in changed if _deadline(before[k]) is not None}
-        timed_out = {k for k in timed_out if _deadline(before[k]) <= now}
+        timed_out = {k for k in changed if (due := _deadline(before[k])) and due <= now}
         self.counts["timers run out"] += len(timed_out)
         if changed - timed_out and not may_change:
             raise FuzzFailure(
