@@ -44,6 +44,7 @@ from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
 from .clock import Clock, OutOfTime
+from .drawing import DrawSearch
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
@@ -55,6 +56,7 @@ from .search import (
     hand_value,
     playout,
     sample_hands,
+    settled,
     view_sample,
 )
 from .solver import cost_key, dds, solve
@@ -178,29 +180,6 @@ def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
         return float(p)
     p = (3 if we_are_hakem else 2) if ours == 0 else 1
     return -float(p)
-
-
-def _settled(rows: list[tuple[float, dict[Card, float]]], totals: dict[Card, float]) -> bool:
-    """Whether more samples would hardly change the choice: the leading card beats
-    every other by more than two standard errors of the paired (same deal)
-    difference, or the two gave the same value on every deal so far."""
-    best = max(totals, key=totals.__getitem__)
-    sw = sum(w for w, _ in rows)
-    sw2 = sum(w * w for w, _ in rows)
-    ess = sw * sw / sw2 if sw2 else 0.0
-    if ess < 8:
-        return False
-    for c in totals:
-        if c == best:
-            continue
-        diffs = [(w, r[best] - r[c]) for w, r in rows]
-        if all(d == 0 for _, d in diffs):
-            continue
-        mean = sum(w * d for w, d in diffs) / sw
-        var = sum(w * (d - mean) ** 2 for w, d in diffs) / sw
-        if mean <= 2.0 * math.sqrt(var / ess):
-            return False
-    return True
 
 
 # ------------------------------------------------------------ engine search
@@ -366,6 +345,12 @@ class HardPlayer(RulePlayer):
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
+    #: 2 players: search the hakem's trump, the discards and every keep-or-take
+    #: draw by finishing the deal and playing it out by the rules on sampled hidden
+    #: cards (:mod:`.drawing`) instead of deciding them by the rules' card values.
+    search_trump_2p = False
+    search_discards_2p = False
+    search_draw_2p = False
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
@@ -544,7 +529,7 @@ class HardPlayer(RulePlayer):
                 solved[i] = row
             n_solved = len(solved) if pool is not None else samples
             per_sample += (time.perf_counter() - t0 - per_sample) / n_solved
-            if samples >= self.settle_samples and samples % 8 == 0 and _settled(rows, totals):
+            if samples >= self.settle_samples and samples % 8 == 0 and settled(rows, totals):
                 break
         if not samples or weights <= 0:
             return None
@@ -644,9 +629,29 @@ class HardPlayer(RulePlayer):
 
     # ---------------------------------------------------------- trump
 
+    def _dealing_2p(self, view: SeatView, on: bool) -> DrawSearch | None:
+        """The two-player deal search, when ``on`` applies to this view."""
+        if not on or self.time_budget <= 0 or view.variant.kind is not Kind.CLASSIC:
+            return None
+        return DrawSearch(self.rng, self.max_samples)
+
+    def choose_keep(self, view: SeatView) -> bool:
+        search = self._dealing_2p(view, self.search_draw_2p)
+        keep = search.keep(view, self._clock_now()) if search else None
+        return super().choose_keep(view) if keep is None else keep
+
+    def choose_discards(self, view: SeatView) -> tuple[Card, Card]:
+        search = self._dealing_2p(view, self.search_discards_2p)
+        pair = search.discards(view, self._clock_now()) if search else None
+        return super().choose_discards(view) if pair is None else pair
+
     def choose_trump(self, view: SeatView) -> Suit:
         n = view.variant.players
-        if n == 2 or self.time_budget <= 0 or (n == 4 and not self.search_trump_4p):
+        if n == 2:
+            search = self._dealing_2p(view, self.search_trump_2p)
+            trump = search.trump(view, self._clock_now()) if search else None
+            return super().choose_trump(view) if trump is None else Suit(trump)
+        if self.time_budget <= 0 or (n == 4 and not self.search_trump_4p):
             return super().choose_trump(view)
         clock = self._clock_now()
         me = view.seat

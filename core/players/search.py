@@ -10,7 +10,9 @@ search; neither imports the other for them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 from ..cards import SUIT_MASKS, Card, CardSet, cards_in
 from ..match import Match, Phase, SeatView
@@ -24,6 +26,7 @@ __all__ = [
     "hand_value",
     "playout",
     "sample_hands",
+    "settled",
     "view_sample",
 ]
 
@@ -231,3 +234,26 @@ def distinct_cards(legal: list[Card], know: Knowledge) -> list[Card]:
         out.append(c)
         prev = c
     return out
+
+
+def settled(rows: list[tuple[float, dict[Any, float]]], totals: dict[Any, float]) -> bool:
+    """Whether more samples would hardly change the choice: the leading option beats
+    every other option by more than two standard errors of the paired (same deal)
+    difference, or the two gave the same value on every deal so far."""
+    best = max(totals, key=totals.__getitem__)
+    sw = sum(w for w, _ in rows)
+    sw2 = sum(w * w for w, _ in rows)
+    ess = sw * sw / sw2 if sw2 else 0.0
+    if ess < 8:
+        return False
+    for c in totals:
+        if c == best:
+            continue
+        diffs = [(w, r[best] - r[c]) for w, r in rows]
+        if all(d == 0 for _, d in diffs):
+            continue
+        mean = sum(w * d for w, d in diffs) / sw
+        var = sum(w * (d - mean) ** 2 for w, d in diffs) / sw
+        if mean <= 2.0 * math.sqrt(var / ess):
+            return False
+    return True

@@ -10,10 +10,10 @@ import pytest
 from core.cards import SUIT_MASKS, mask_of
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import _CORRECTED, _settled
+from core.players.hard import _CORRECTED
 from core.players.inference import play_likelihood
 from core.players.knowledge import Knowledge
-from core.players.search import view_sample
+from core.players.search import settled, view_sample
 from core.variant import Variant
 
 
@@ -94,14 +94,14 @@ def test_weight_depends_only_on_the_sampled_hands() -> None:
 
 def test_settled_when_one_card_is_clearly_best_or_all_agree() -> None:
     clear = [(1.0, {1: 1.0, 2: -1.0}) for _ in range(10)]
-    assert _settled(clear, {1: 10.0, 2: -10.0})
+    assert settled(clear, {1: 10.0, 2: -10.0})
     same = [(1.0, {1: 1.0, 2: 1.0}) for _ in range(10)]
-    assert _settled(same, {1: 10.0, 2: 10.0})
+    assert settled(same, {1: 10.0, 2: 10.0})
     noisy = [(1.0, {1: 1.0 if i % 2 else -1.0, 2: -1.0 if i % 2 else 1.0}) for i in range(10)]
     noisy.append((1.0, {1: 1.0, 2: -1.0}))
-    assert not _settled(noisy, {1: 1.0, 2: -1.0})
+    assert not settled(noisy, {1: 1.0, 2: -1.0})
     few = [(1.0, {1: 1.0, 2: -1.0}) for _ in range(3)]
-    assert not _settled(few, {1: 3.0, 2: -3.0})
+    assert not settled(few, {1: 3.0, 2: -3.0})
 
 
 def _small_game(n: int, seed: int, plays: int) -> Match:
