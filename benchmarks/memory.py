@@ -157,9 +157,7 @@ def per_game_state(service: GameService) -> dict[str, int]:
     """Sizes of every structure of the service and its outbox that holds something per
     game, per chat or per user (all bounded or emptied when games end)."""
     sizes = {f"service.{name}": size for name, size in service.sizes().items()}
-    for attr, value in vars(service.outbox).items():
-        if isinstance(value, dict | set | list) or type(value).__name__ == "KeyedLocks":
-            sizes[f"outbox.{attr.lstrip('_')}"] = len(value)
+    sizes |= {f"outbox.{name}": size for name, size in service.outbox.sizes().items()}
     return sizes
 
 

@@ -1,6 +1,6 @@
 """Where the outbox's Bot API calls wait: imported into a bot process by
 ``python -m benchmarks.openloop --probe`` (this checkout only), it times each call of
-``Outbox._call`` in three parts (waiting for one of the outbox's ``_CALLS_AT_ONCE``
+``Calls.call`` (telegram_bot.platform.outbox.calls) in three parts (waiting for one of the outbox's ``_CALLS_AT_ONCE``
 slots, waiting in the rate limiter, the HTTP call itself), by method and by kind of
 chat (private or group), and writes the percentiles as JSON to ``HOKM_PROBE_OUT`` at
 exit. Measuring only: the calls are made exactly as before.
@@ -18,7 +18,7 @@ from typing import Any
 from telegram.constants import ParseMode
 
 from telegram_bot.platform import ratelimit
-from telegram_bot.platform.outbox import draining
+from telegram_bot.platform.outbox import calls
 from telegram_bot.platform.outbox.rows import _NO_PREVIEW
 
 _samples: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
@@ -45,7 +45,7 @@ async def _call(self: Any, method: str, row: Any, message_id: int | None) -> Any
             _samples[key].append((got - asked, done - got, done - asked))
 
 
-draining.Draining._call = _call  # type: ignore[method-assign]
+calls.Calls.call = _call  # type: ignore[method-assign]
 
 _pacing = ratelimit.PacingRateLimiter.process_request
 

@@ -5,9 +5,8 @@ busy groups every slot was held by a group edit waiting its turn)."""
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
-from telegram_bot.platform.outbox.draining import Draining
+from telegram_bot.platform.outbox.calls import Calls
 from telegram_bot.platform.outbox.rows import _Row
 from telegram_bot.platform.ratelimit import PacingRateLimiter
 
@@ -45,15 +44,14 @@ async def test_a_private_edit_is_not_kept_waiting_by_a_group_that_waits_for_its_
     )
     await limiter.initialize()
     bot = _Bot(limiter)
-    outbox = SimpleNamespace(bot=bot, _calling=asyncio.Semaphore(1))
-    call = Draining._call
-    await call(outbox, "sendMessage", _row(GROUP), None)  # the group's one message
-    waiting = asyncio.create_task(call(outbox, "sendMessage", _row(GROUP), None))
+    call = Calls(bot, at_once=1).call  # type: ignore[arg-type]
+    await call("sendMessage", _row(GROUP), None)  # the group's one message
+    waiting = asyncio.create_task(call("sendMessage", _row(GROUP), None))
     while bot.in_limiter.count(GROUP) < 2:  # the second group call is in the limiter
         await asyncio.sleep(0)
     for _ in range(10):  # and has had its chance to take the slot, if it would
         await asyncio.sleep(0)
-    private = asyncio.create_task(call(outbox, "sendMessage", _row(PERSON), None))
+    private = asyncio.create_task(call("sendMessage", _row(PERSON), None))
     # The timeout only ends a hang (the failure): the private call needs no time at all.
     done, _ = await asyncio.wait(
         {private, waiting}, timeout=60, return_when=asyncio.FIRST_COMPLETED

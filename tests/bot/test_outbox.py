@@ -83,7 +83,7 @@ async def test_messages_decided_before_a_crash_are_sent_after_the_restart(emu, d
     eve, fox = people
     group, game, lobby = await _lobby(emu, runner, people)
     # Nothing is drained from here on: the process "dies" right after the commit.
-    runner.service.outbox.kick = lambda chat_id: None
+    runner.service.outbox._drains.start_drain = lambda chat_id: None  # type: ignore[method-assign]
     sends_before = len(_hand_sends(emu, fox))
     await emu.press(eve, group.id, lobby.message_id, _data(game.id, "s"))
     await runner.settle()

@@ -100,7 +100,7 @@ async def _race(engine_a, engine_b, watcher) -> None:
     batch = _Batch([], read=True)
     batch.finished = [edit_id, send_id]
     batch.binds = [(send_id, slot_h, 555)]
-    flush = asyncio.create_task(worker_a._flush(batch, now=True))
+    flush = asyncio.create_task(worker_a._cleaner.flush(batch, now=True))
     await Paused.first_done.wait()
 
     # B: a move on the same game, whose new table replaces the edit still stored.

@@ -1,14 +1,23 @@
 """What a drain has done, written: binds, what messages show, and the deletion of
-rows carried out, batched."""
+rows carried out, batched.
+
+The deletion of a row carried out is the one write per message that can wait: under
+load one cleanup deletes those of about 20 plays at once, where a statement of its
+own would cost every play a round trip. Until it is written the rows' ids are kept
+out of every read (a drain would carry them out again).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Callable
 
-from sqlalchemy import update
+from sqlalchemy import Select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from telegram_bot.platform.outbox.endings import Endings
+from telegram_bot.platform.outbox.memory import Memory
 from telegram_bot.platform.outbox.rows import (
     _CLEANUP_ROWS,
     _CLEANUP_SECONDS,
@@ -16,9 +25,10 @@ from telegram_bot.platform.outbox.rows import (
     _Batch,
     _delete_ids,
     _pg_flush,
-    _Row,
 )
 from telegram_bot.platform.storage import pgdirect, repo
+
+__all__ = ["LOCK_ORDER", "Cleaner", "bind_order"]
 
 log = logging.getLogger("telegram_bot.platform.outbox")
 
@@ -38,38 +48,68 @@ def bind_order(binds: list[tuple[int, str, int | None]]) -> list[tuple[int, str,
     return sorted(binds, key=lambda b: (repo.slot_game_id(b[1]), b[1]))
 
 
-class Cleanup:
-    """Outbox's writes after calls (mixed into :class:`Outbox`)."""
+class Cleaner:
+    """The rows carried out whose deletion is not written yet, and the timer and the
+    task that write it."""
 
-    async def _flush(self, batch: _Batch, now: bool = False) -> None:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        asyncpg: AsyncEngine | None,
+        shared: bool,
+        memory: Memory,
+        endings: Endings,
+    ) -> None:
+        self._sessions = sessions
+        # On asyncpg a cleanup, or a bind with the deletions before it, is one statement.
+        self._asyncpg = asyncpg
+        self._shared = shared
+        self._memory = memory
+        self._endings = endings
+        self._done: list[int] = []
+        # _done and the rows whose deletion is being written: kept out of every read.
+        self._done_ids: set[int] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def excluding(self, query: Select) -> Select:  # type: ignore[type-arg]
+        """``query`` of outbox rows without those carried out."""
+        if self._done_ids:
+            return query.where(_OUTBOX.c.id.not_in(list(self._done_ids)))
+        return query
+
+    def keep_out(self, row_id: int) -> None:
+        """Keep a row out of every read (its handler is answering the press)."""
+        self._done_ids.add(row_id)
+
+    def let_in(self, row_id: int) -> None:
+        self._done_ids.discard(row_id)
+
+    async def flush(self, batch: _Batch, now: bool = False) -> None:
         """Write what the batch has done: binds and (shared) what messages show at
         once, with the deletion of every row done so far; without ``shared`` and
         nothing else to write, the deletions wait for the next cleanup."""
         finished, binds, shown = batch.finished, batch.binds, batch.shown_now
         batch.finished, batch.binds, batch.shown_now = [], [], []
         earlier: list[int] = []
-        if not self.shared:
+        if not self._shared:
             for target, sig in shown:  # in memory only
-                if sig is None:
-                    self._shown.pop(target, None)
-                else:
-                    self._shown.remember(target, sig)
+                self._memory.show(target, sig)
             shown = []
-            if self._ending:
-                self._drop_ended()
+            self._endings.drop_ended()
             if not (binds or now):
-                self._clean_later(finished)
+                self.clean_later(finished)
                 return
             earlier = self._take_done()
             self._done_ids.update(finished)
         if not (finished or earlier or binds or shown):
             return
         try:
-            if not self.shared and len(binds) <= 1 and self._asyncpg is not None:
+            if not self._shared and len(binds) <= 1 and self._asyncpg is not None:
                 # One statement, atomic by itself: the rows' deletion with the bind.
                 await pgdirect.execute_alone(self._asyncpg, *_pg_flush(finished + earlier, binds))
             else:
-                async with self.sessions.begin() as s:
+                async with self._sessions.begin() as s:
                     # The lock order of every transaction that writes both: the games'
                     # rows first (a move locks its game, then deletes the edits it
                     # replaces), then the outbox's. Deleting first deadlocked against
@@ -78,54 +118,67 @@ class Cleanup:
                         await repo.bind_slot(s, slot, message_id)
                     if finished or earlier:
                         await _delete_ids(s, finished + earlier)
-                    await self._remember_shown(s, shown)
+                    await self._memory.remember_shown(s, shown)
         except BaseException:
-            if not self.shared:  # what was only deleted is deleted later; a bind is not
+            if not self._shared:  # what was only deleted is deleted later; a bind is not
                 bound = {row_id for row_id, _, _ in binds}
                 self._done_ids.difference_update(bound)
-                self._clean_later(earlier + [i for i in finished if i not in bound])
+                self.clean_later(earlier + [i for i in finished if i not in bound])
             raise
         self._done_ids.difference_update(finished + earlier)
         for target, sig in shown:
             batch.shown[target] = sig
 
-    def _clean_later(self, ids: list[int]) -> None:
+    def clean_later(self, ids: list[int]) -> None:
+        """Delete these rows with the next cleanup: soon, or at once when many."""
         if not ids:
             return
         self._done += ids
         self._done_ids.update(ids)
         if len(self._done) >= _CLEANUP_ROWS:
             self._clean_soon(force=True)
-        elif self._cleanup_timer is None:
+        elif self._timer is None:
             loop = asyncio.get_running_loop()
-            self._cleanup_timer = loop.call_later(_CLEANUP_SECONDS, self._clean_soon, True)
+            self._timer = loop.call_later(_CLEANUP_SECONDS, self._clean_soon, True)
 
     def _take_done(self) -> list[int]:
         """The rows waiting for a cleanup, taken to be deleted now (they stay in
         ``_done_ids``, kept out of every read, until the deletion is written)."""
         ids, self._done = self._done, []
-        if self._cleanup_timer is not None:
-            self._cleanup_timer.cancel()
-            self._cleanup_timer = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         return ids
 
-    def _clean_soon(self, force: bool = False) -> None:
-        """Start writing the deletions of rows carried out: once no drain is running
-        (so a burst costs one statement), or when they are many or old."""
+    def drain_ended(self, others_draining: Callable[[], bool]) -> None:
+        """A drain ended: start the cleanup once no other drain runs (so a burst costs
+        one statement)."""
+        self._clean_soon(others_draining=others_draining)
+
+    def _clean_soon(
+        self, force: bool = False, others_draining: Callable[[], bool] | None = None
+    ) -> None:
+        """Start writing the deletions of rows carried out: ``force`` when they are
+        many or old."""
         if force:
-            self._cleanup_timer = None
-        if not self._done or (self._cleaner is not None and not self._cleaner.done()):
+            self._timer = None
+        if not self._done or (self._task is not None and not self._task.done()):
             return
-        current = asyncio.current_task()
-        if not force and any(not t.done() and t is not current for t in self._drains.values()):
+        if not force and others_draining is not None and others_draining():
             return
-        self._cleaner = asyncio.create_task(self._cleanup(), name="outbox cleanup")
+        self._task = asyncio.create_task(self._cleanup(), name="outbox cleanup")
+
+    def running(self) -> asyncio.Task[None] | None:
+        """The cleanup being written, if one is."""
+        if self._task is not None and not self._task.done():
+            return self._task
+        return None
 
     async def write_deletions(self) -> None:
         """Write the deletion of every row carried out now, not when the cleanup's
         timer fires (a graceful stop; a test reading what is left)."""
-        if self._cleaner is not None:
-            await asyncio.gather(self._cleaner, return_exceptions=True)
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
         await self._cleanup()  # (it takes the rows and the timer with them)
 
     async def _cleanup(self) -> None:
@@ -139,22 +192,16 @@ class Cleanup:
             if self._asyncpg is not None:
                 await pgdirect.delete_ids(self._asyncpg, "outbox", ids)
             else:
-                async with self.sessions.begin() as s:
+                async with self._sessions.begin() as s:
                     await _delete_ids(s, ids)
         except Exception:
             log.exception("outbox cleanup failed; retrying later")
-            self._clean_later(ids)
+            self.clean_later(ids)
             return
         except BaseException:  # cancelled: left for the next cleanup
             self._done = ids + self._done
             raise
         self._done_ids.difference_update(ids)
 
-    async def _reschedule(self, row: _Row, when: Any) -> None:
-        async with self.sessions.begin() as s:
-            await s.execute(
-                update(_OUTBOX)
-                .where(_OUTBOX.c.id == row.id)
-                .values(not_before=when, attempts=_OUTBOX.c.attempts + 1)
-            )
-        row.not_before, row.attempts = when, row.attempts + 1
+    def sizes(self) -> dict[str, int]:
+        return {"done": len(self._done), "done_ids": len(self._done_ids)}

@@ -181,7 +181,7 @@ def _row_id(row: _Row) -> int:
 
 class _Batch:
     """Rows of one chat being carried out, with what the drain learnt reading them,
-    and what it has done with them not yet written (see Outbox._flush)."""
+    and what it has done with them not yet written (see Cleaner.flush)."""
 
     def __init__(self, rows: list[_Row], read: bool) -> None:
         self.rows = rows
