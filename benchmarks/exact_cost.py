@@ -3,28 +3,33 @@
     .venv/bin/python -m benchmarks.exact_cost [--players 2] [--cards 7] [--deals 8]
 
 Plays the first hand of each seeded deal with "normal" at every seat until every
-hand holds at most ``--cards`` cards, then times :func:`core.players.hard.exact_values`
+hand holds at most ``--cards`` cards, then times hard's exact search of the ending
 on three deals sampled from the seat to play's view (its distinct legal cards): the
 cost of one sample of hard's exact ending, which decides how many fit in a budget.
+Two searches are timed on the same deals: the one on engine copies
+(:func:`core.players.hard.exact_values`, the baseline) and the one hard uses
+(:func:`core.players.hard.exact_ending`: with two players the bitboard solver of
+:mod:`core.players.endgame`); the run stops if they ever disagree.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import exact_values
+from core.players.hard import exact_ending, exact_values
 from core.players.knowledge import Knowledge
 from core.players.search import SearchMatch, distinct_cards, view_sample
 from core.variant import Variant
 
 
-def solve_times(players: int, cards: int, deals: int, seed: int) -> list[float]:
+def solve_times(players: int, cards: int, deals: int, seed: int) -> dict[str, list[float]]:
     rng = random.Random(seed)
-    out: list[float] = []
+    out: dict[str, list[float]] = {"engine copies": [], "hard's": []}
     for d in range(deals):
         m, _ = Match.new(Variant.three() if players == 3 else Variant.two(), seed + d)
         p = make_player("normal", seed=seed + d)
@@ -40,8 +45,14 @@ def solve_times(players: int, cards: int, deals: int, seed: int) -> list[float]:
         for _ in range(3):
             base = SearchMatch.from_view(view, view_sample(view, know, rng))
             t0 = time.perf_counter()
-            exact_values(base, legal)
-            out.append(time.perf_counter() - t0)
+            old = exact_values(base, legal)
+            t1 = time.perf_counter()
+            new = exact_ending(base, legal)
+            t2 = time.perf_counter()
+            if old != new:
+                raise SystemExit(f"the searches disagree on deal {seed + d}: {old} != {new}")
+            out["engine copies"].append(t1 - t0)
+            out["hard's"].append(t2 - t1)
     return out
 
 
@@ -52,14 +63,17 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    ts = solve_times(args.players, args.cards, args.deals, args.seed)
-    if not ts:
+    times = solve_times(args.players, args.cards, args.deals, args.seed)
+    if not times["hard's"]:
         print("no position reached")
         return
-    print(
-        f"{args.players} players, at most {args.cards} cards a hand: {len(ts)} exact solves, "
-        f"mean {1000 * sum(ts) / len(ts):.1f} ms, max {1000 * max(ts):.1f} ms"
-    )
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    for name, ts in times.items():
+        print(
+            f"{args.players} players, at most {args.cards} cards a hand, {name}: "
+            f"{len(ts)} exact solves, mean {1000 * sum(ts) / len(ts):.1f} ms, "
+            f"max {1000 * max(ts):.1f} ms (load average {load})"
+        )
 
 
 if __name__ == "__main__":

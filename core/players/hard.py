@@ -45,6 +45,7 @@ from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
 from .clock import Clock, OutOfTime
 from .drawing import DrawSearch
+from .endgame import ending_values
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
@@ -79,6 +80,7 @@ __all__ = [
     "HardPlayer",
     "dds_card_tricks",
     "dds_cards_reaching",
+    "exact_ending",
     "exact_values",
 ]
 
@@ -265,6 +267,25 @@ def exact_values(m: Match, cards: list[Card]) -> dict[Card, float]:
     return out
 
 
+def exact_ending(m: Match, cards: list[Card]) -> dict[Card, float]:
+    """:func:`exact_values`, with two players on bitboards (:mod:`.endgame`: the same
+    values at a fraction of the cost)."""
+    if m.n != 2:
+        return exact_values(m, cards)
+    me: int = m.turn  # type: ignore[assignment]
+    trick = m.trick
+    return ending_values(  # type: ignore[return-value]
+        (m.hands[0], m.hands[1]),
+        me,
+        trick[0][0] if trick else me,
+        trick[0][1] if trick else None,
+        (m.tricks_won[0], m.tricks_won[1]),
+        int(m.trump),  # type: ignore[arg-type]
+        m.hakem,  # type: ignore[arg-type]
+        list(cards),
+    )
+
+
 # ----------------------------------------------------------------- player
 
 
@@ -351,6 +372,8 @@ class HardPlayer(RulePlayer):
     search_trump_2p = False
     search_discards_2p = False
     search_draw_2p = False
+    #: ... at most this many sampled deals per decision (fewer once settled).
+    deal_samples = 400
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
@@ -610,7 +633,7 @@ class HardPlayer(RulePlayer):
                 hands, w = view_sample(view, know, self.rng), 1.0
             base = SearchMatch.from_view(view, hands)
             if exact:
-                vals = exact_values(base, cards)
+                vals = exact_ending(base, cards)
                 for c in cards:
                     totals[c] += w * vals[c]
             else:
@@ -633,7 +656,7 @@ class HardPlayer(RulePlayer):
         """The two-player deal search, when ``on`` applies to this view."""
         if not on or self.time_budget <= 0 or view.variant.kind is not Kind.CLASSIC:
             return None
-        return DrawSearch(self.rng, self.max_samples)
+        return DrawSearch(self.rng, self.deal_samples)
 
     def choose_keep(self, view: SeatView) -> bool:
         search = self._dealing_2p(view, self.search_draw_2p)
