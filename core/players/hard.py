@@ -16,11 +16,12 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   weighted by how well the rules explain the others' past plays (:mod:`.inference`).
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
   ``Match.play``) of deals weighted by the same inference (by default with 2
-  players only), and an exact search of the whole ending (alpha-beta for two
-  players, max^n for three) once few cards are left.
+  players only), and an exact search of the whole ending once few cards are left
+  (two players: minimax on bitboards, :mod:`.endgame`; three: max^n on engine copies).
 * Trump choice: 4 players by DDS on sampled completions of the deal; 3 players by
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
-  discards and draws use the rules.
+  discards and draws use the rules (searching them, :mod:`.drawing`, measured no
+  better: RESULTS.md).
 
 Time: every decision has a :class:`~.clock.Clock`. Each step that cannot be cut
 short (a solve, a playout sample, an exact ending) starts only if its cost, learnt
@@ -267,10 +268,10 @@ def exact_values(m: Match, cards: list[Card]) -> dict[Card, float]:
     return out
 
 
-def exact_ending(m: Match, cards: list[Card]) -> dict[Card, float]:
+def exact_ending(m: Match, cards: list[Card], bitboards: bool = True) -> dict[Card, float]:
     """:func:`exact_values`, with two players on bitboards (:mod:`.endgame`: the same
-    values at a fraction of the cost)."""
-    if m.n != 2:
+    values at a fraction of the cost) unless ``bitboards`` is off."""
+    if m.n != 2 or not bitboards:
         return exact_values(m, cards)
     me: int = m.turn  # type: ignore[assignment]
     trick = m.trick
@@ -296,9 +297,16 @@ class HardPlayer(RulePlayer):
     name = "hard"
     #: Exact search once every hand holds at most this many cards (2 / 3 players).
     #: 2 players at 7 rather than 5 (with inference, below): +4.0 points (SE 1.8) on
-    #: 100 fresh deals (RESULTS.md, "Issue 25, third session").
-    exact_cards_2p = 7
+    #: 100 fresh deals (RESULTS.md, "Issue 25, third session"); at 9 since the
+    #: bitboard solver made a solve about eight times cheaper (a 9-card ending costs
+    #: what a 7-card one did): +1.9 (SE 1.1) over 300 tuning deals against the old
+    #: solver at 7, and +2.5 (SE 1.3) for bitboards at 7 on 100 of them: the gain is
+    #: the cheaper solve, 9 cards no worse than 7 (RESULTS.md, "fifth session").
+    exact_cards_2p = 9
     exact_cards_3p = 3
+    #: 2 players: solve the exact ending on bitboards (:mod:`.endgame`; off: on engine
+    #: copies, the same values at about eight times the cost: a baseline to measure).
+    bitboard_ending = True
     max_samples = 400
     #: Weight of the rule-based card's prior (points, divided by sqrt(samples)).
     prior = 0.5
@@ -357,6 +365,9 @@ class HardPlayer(RulePlayer):
     dds = True
     #: Stop sampling early (at least this many samples) once the choice is settled.
     settle_samples = 24
+    #: 2 / 3 players: stop sampling early once the choice is settled, as with 4.
+    settle_2p = False
+    settle_3p = False
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
     min_trump_samples = 12
     #: 4 players: search the trump choice at all (off: the rules name it at once; a
@@ -623,6 +634,8 @@ class HardPlayer(RulePlayer):
         # A sample (a playout per card, or an exact search of the ending) starts only
         # if one more of the slowest so far fits.
         slowest = 0.0
+        rows: list[tuple[float, dict[Card, float]]] = []
+        settle = self.settle_2p if n == 2 else self.settle_3p
         while samples < self.max_samples and clock.fits(slowest):
             t0 = time.perf_counter()
             if infer:
@@ -633,19 +646,28 @@ class HardPlayer(RulePlayer):
                 hands, w = view_sample(view, know, self.rng), 1.0
             base = SearchMatch.from_view(view, hands)
             if exact:
-                vals = exact_ending(base, cards)
-                for c in cards:
-                    totals[c] += w * vals[c]
+                row = exact_ending(base, cards, self.bitboard_ending)
             else:
                 before = list(base.scores)
+                row = {}
                 for c in cards:
                     m = base.copy()
                     m.play(me, c)
                     playout(m, voids)
-                    totals[c] += w * (hand_value(m, me, before) + 0.01 * m.tricks_won[me])
+                    row[c] = hand_value(m, me, before) + 0.01 * m.tricks_won[me]
+            for c in cards:
+                totals[c] += w * row[c]
+            rows.append((w, row))
             samples += 1
             weights += w
             slowest = max(slowest, time.perf_counter() - t0)
+            if (
+                settle
+                and samples >= self.settle_samples
+                and samples % 8 == 0
+                and settled(rows, totals)
+            ):
+                break
         if not samples or weights <= 0:
             return None
         return ({c: t / weights for c, t in totals.items()}, samples)
