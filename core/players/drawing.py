@@ -15,18 +15,17 @@ not seen (:class:`.knowledge.Knowledge`).
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
-from collections.abc import Sequence
-from functools import lru_cache
 
-from ..cards import SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
+from ..cards import SUIT_MASKS, Card, CardSet, cards_in, mask_of
 from ..match import Phase, SeatView
 from ..scoring import TRICKS_TO_WIN
 from .clock import Clock
-from .knowledge import Knowledge
-from .rules import card_value, choose_discards_rule, choose_trump_rule
-from .search import SearchMatch, hand_value, playout, settled
+from .knowledge import Knowledge, deck_mask
+from .rules import card_value, choose_discards_rule, choose_trump_rule, keeps_top
+from .search import hand_from, hand_value, playout, settled
 
 __all__ = ["DrawSearch"]
 
@@ -48,20 +47,6 @@ class _Deal:
         return _Deal(list(self.hands), list(self.discards), list(self.stock))
 
 
-def _keep(values: Sequence[float], total: float, count: int, known: CardSet, top: Card) -> bool:
-    """:func:`.rules.keep_rule` on masks: keep the top card when it is worth at least
-    the mean of the cards the drawing seat has not seen (``total``/``count`` are
-    the sum and number of the deck's values, ``known`` what the seat has seen)."""
-    seen_sum = 0.0
-    seen = 0
-    for c in cards_in(known | 1 << top):
-        seen_sum += values[c]
-        seen += 1
-    left = count - seen
-    mean = (total - seen_sum) / left if left else 0.0
-    return values[top] >= mean
-
-
 class DrawSearch:
     """Scores trump, discard and keep options for a two-player seat by playouts."""
 
@@ -79,8 +64,7 @@ class DrawSearch:
 
     def keep(self, view: SeatView, clock: Clock) -> bool | None:
         """Keep the top card? ``None`` when no sample fits the clock."""
-        top = view.top_card
-        assert top is not None
+        assert view.top_card is not None
         means = self._score(view, clock, [True, False], self._apply_keep)
         if means is None:
             return None
@@ -94,11 +78,9 @@ class DrawSearch:
         honour the cheaper pairs keep)."""
         trump = view.trump
         ranked = sorted(view.hand, key=lambda c: (card_value(c, trump), c))
-        options: list[tuple[Card, Card]] = []
-        cheap = ranked[: candidates + 1]
-        for i in range(len(cheap)):
-            for j in range(i + 1, len(cheap)):
-                options.append(tuple(sorted((cheap[i], cheap[j]))))  # type: ignore[arg-type]
+        # Ascending, so each pair comes out sorted.
+        cheap = sorted(ranked[: candidates + 1])
+        options: list[tuple[Card, Card]] = list(itertools.combinations(cheap, 2))
         options.sort(key=lambda p: (card_value(p[0], trump) + card_value(p[1], trump), p))
         options = options[: max(1, candidates * 2)]
         means = self._score(view, clock, options, self._apply_discard)
@@ -213,9 +195,9 @@ class DrawSearch:
             m = mask_of(choose_discards_rule(cards_in(d.hands[opp]), trump))
             d.hands[opp] &= ~m
             d.discards[opp] |= m
-        values, total, count = _values(view, trump)
         hakem = view.hakem
         assert hakem is not None
+        deck = deck_mask(view)
         # Whose draw is next: the seat on turn now drew if it is us, so the other.
         turn = opp if view.phase is Phase.DRAW else hakem
         stock = d.stock
@@ -224,39 +206,15 @@ class DrawSearch:
             d.hands[0].bit_count() < hand_size or d.hands[1].bit_count() < hand_size
         ) and i + 1 < len(stock):
             top = stock[i]
-            known = d.hands[turn] | d.discards[turn]
+            unseen = deck & ~(d.hands[turn] | d.discards[turn] | 1 << top)
             kept, dropped = (
-                (top, stock[i + 1])
-                if _keep(values, total, count, known, top)
-                else (stock[i + 1], top)
+                (top, stock[i + 1]) if keeps_top(top, unseen, trump) else (stock[i + 1], top)
             )
             d.hands[turn] |= 1 << kept
             d.discards[turn] |= 1 << dropped
             i += 2
             turn = 1 - turn
-        m = SearchMatch(view.variant, None)
-        m.phase = Phase.PLAY
-        m.hakem = hakem
-        m.dealer = view.dealer
-        m.trump = Suit(trump)
-        m.turn = m.leader = hakem
-        m.hands = list(d.hands)
-        m.scores = list(view.scores)
-        m.card_points = list(view.card_points)
+        m = hand_from(view, d.hands, trump, hakem)
         before = list(m.scores)
         playout(m, [0, 0])
         return hand_value(m, me, before) + 0.01 * (m.tricks_won[me] - TRICKS_TO_WIN)
-
-
-def _values(view: SeatView, trump: int) -> tuple[tuple[float, ...], float, int]:
-    """The rules' card values under ``trump``, their sum over the deck and its size."""
-    v = view.variant
-    removed = v.removed_two if v.deck_size == 51 else -1
-    return _deck_values(trump, removed)
-
-
-@lru_cache(maxsize=64)
-def _deck_values(trump: int, removed: int) -> tuple[tuple[float, ...], float, int]:
-    values = tuple(card_value(c, trump) for c in range(52))
-    cards = [c for c in range(52) if c != removed]
-    return values, sum(values[c] for c in cards), len(cards)

@@ -13,34 +13,15 @@ from __future__ import annotations
 
 from ..cards import SUIT_MASKS, CardSet
 from ..scoring import HAKEM_KOT_POINTS, KOT_POINTS, TRICKS_TO_WIN
+from .search import distinct_runs
 
 __all__ = ["ending_values"]
-
-_LOW_BITS = [(1 << c) - 1 for c in range(53)]
-
-
-def _distinct(hand: CardSet, other: CardSet) -> list[int]:
-    """``hand``'s cards, one of each run that no card of ``other`` splits (lowest
-    kept): playing any card of such a run gives the same result."""
-    out: list[int] = []
-    prev = -2
-    h = hand
-    while h:
-        low = h & -h
-        c = low.bit_length() - 1
-        h ^= low
-        if out and c // 13 == prev // 13 and not other & _LOW_BITS[c] & ~_LOW_BITS[prev + 1]:
-            prev = c
-            continue
-        out.append(c)
-        prev = c
-    return out
 
 
 def _replies(hand: CardSet, led: int, other: CardSet) -> list[int]:
     """The distinct cards ``hand`` may play to ``led``."""
     follow = hand & SUIT_MASKS[led // 13]
-    return _distinct(follow or hand, other)
+    return distinct_runs(follow or hand, other)
 
 
 def ending_values(
@@ -95,7 +76,7 @@ def ending_values(
         w1 = _played_tricks(a) - w0
         if lead_me:
             best = -9.0
-            for lc in _distinct(a, b):
+            for lc in distinct_runs(a, b):
                 worst = 9.0
                 na = a & ~(1 << lc)
                 for fc in _replies(b, lc, na | 1 << lc):
@@ -108,7 +89,7 @@ def ending_values(
                     best = worst
         else:
             best = 9.0
-            for lc in _distinct(b, a):
+            for lc in distinct_runs(b, a):
                 top = -9.0
                 nb = b & ~(1 << lc)
                 for fc in _replies(a, lc, nb | 1 << lc):

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..cards import Card, CardSet, Suit, cards_in, mask_of
+from ..cards import CARDS, Card, CardSet, Suit, mask_of
 from ..match import Match, Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
@@ -55,6 +55,8 @@ from .rules import PlayState, RulePlayer, choose_trump_rule, rule_card, state_fr
 from .search import (
     SearchMatch,
     distinct_cards,
+    distinct_runs,
+    hand_from,
     hand_value,
     playout,
     sample_hands,
@@ -188,33 +190,23 @@ def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
 # ------------------------------------------------------------ engine search
 
 
-def _distinct(m: Match, seat: int, cards: tuple[Card, ...]) -> list[Card]:
-    """Drop cards equivalent to a lower one kept (touching once played cards are
-    ignored): playing either gives the same result."""
+def _distinct(m: Match, seat: int) -> list[Card]:
+    """The seat's playable cards without those equivalent to a lower one kept
+    (touching once played cards are ignored): playing either gives the same result."""
     others = 0
     for s, h in enumerate(m.hands):
         if s != seat:
             others |= h
     for _, c in m.trick:
         others |= 1 << c
-    out: list[Card] = []
-    prev = -2
-    for c in cards:
-        if out and c // 13 == prev // 13:
-            between = ((1 << c) - 1) & ~((2 << prev) - 1)
-            if not others & between:
-                prev = c
-                continue
-        out.append(c)
-        prev = c
-    return out
+    return [CARDS[c] for c in distinct_runs(m._playable(seat), others)]
 
 
 def _negamax(m: Match, me: int, before: list[int], alpha: float, beta: float) -> float:
     """Two players: exact value for the seat to move (zero-sum)."""
     seat = m.turn
     best = -1e9
-    for c in _distinct(m, seat, cards_in(m._playable(seat))):  # type: ignore[arg-type]
+    for c in _distinct(m, seat):
         child = m.copy()
         child.play(seat, c)  # type: ignore[arg-type]
         if child.phase is not Phase.PLAY:
@@ -236,7 +228,7 @@ def _maxn(m: Match, before: list[int]) -> list[float]:
     """Three players: max^n value (each seat maximises its own utility)."""
     seat = m.turn
     best: list[float] | None = None
-    for c in _distinct(m, seat, cards_in(m._playable(seat))):  # type: ignore[arg-type]
+    for c in _distinct(m, seat):
         child = m.copy()
         child.play(seat, c)  # type: ignore[arg-type]
         if child.phase is not Phase.PLAY:
@@ -759,15 +751,7 @@ class HardPlayer(RulePlayer):
             # faster than counting tricks, so more deals fit in the budget)
             win = dds_cards_reaching(hands, (), me, trump, TRICKS_TO_WIN, clock)
             return 1.0 if win else -1.0
-        m = SearchMatch(view.variant, None)
-        m.phase = Phase.PLAY
-        m.hakem = view.hakem
-        m.dealer = view.dealer
-        m.trump = Suit(trump)
-        m.turn = m.leader = me
-        m.hands = list(hands)
-        m.scores = list(view.scores)
-        m.card_points = list(view.card_points)
+        m = hand_from(view, hands, trump, me)
         before = list(m.scores)
         playout(m, [0] * m.n)
         return hand_value(m, me, before)

@@ -381,8 +381,12 @@ def keep_rule(view: SeatView, know: Knowledge | None = None) -> bool:
     if top is None:
         return True
     know = know or Knowledge(view)
-    trump = view.trump
-    values = [card_value(c, trump) for c in _iter(know.unseen)]
+    return keeps_top(top, know.unseen, view.trump)
+
+
+def keeps_top(top: Card, unseen: CardSet, trump: int | None) -> bool:
+    """:func:`keep_rule` on masks: ``unseen`` the cards the drawing seat has not seen."""
+    values = [card_value(c, trump) for c in _iter(unseen)]
     expected = sum(values) / len(values) if values else 0.0
     return card_value(top, trump) >= expected
 

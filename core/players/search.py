@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..cards import SUIT_MASKS, Card, CardSet, cards_in
+from ..cards import CARDS, SUIT_MASKS, Card, CardSet, Suit, cards_in, mask_of
 from ..match import Match, Phase, SeatView
 from ..variant import Kind
 from .knowledge import Knowledge
@@ -23,6 +23,8 @@ from .rules import PlayState, rule_card, state_from_match
 __all__ = [
     "SearchMatch",
     "distinct_cards",
+    "distinct_runs",
+    "hand_from",
     "hand_value",
     "playout",
     "sample_hands",
@@ -187,6 +189,21 @@ class SearchMatch(Match):
         return m  # type: ignore[return-value]
 
 
+def hand_from(view: SeatView, hands: list[CardSet], trump: int, leader: int) -> SearchMatch:
+    """A hand about to be played (scores and hakem from ``view``): ``hands`` dealt,
+    ``trump`` named, ``leader`` to lead."""
+    m = SearchMatch(view.variant, None)
+    m.phase = Phase.PLAY
+    m.hakem = view.hakem
+    m.dealer = view.dealer
+    m.trump = Suit(trump)
+    m.turn = m.leader = leader
+    m.hands = list(hands)
+    m.scores = list(view.scores)
+    m.card_points = list(view.card_points)
+    return m
+
+
 def hand_value(m: Match, me: int, points_before: list[int]) -> float:
     """Utility for ``me`` of a finished hand (points; for 3 players own points
     minus half the others')."""
@@ -219,21 +236,33 @@ def playout(m: Match, voids: list[int], policy: Callable[[PlayState], Card] = ru
         live &= ~(1 << card)
 
 
+_BELOW = tuple((1 << c) - 1 for c in range(53))
+
+
+def distinct_runs(hand: CardSet, others: CardSet) -> list[int]:
+    """``hand``'s cards, lowest first, one of each run of a suit that no card of
+    ``others`` splits (the lowest kept): playing any card of such a run gives the
+    same result. (On masks: the exact endings call it at every node.)"""
+    out: list[int] = []
+    prev = -2
+    h = hand
+    while h:
+        low = h & -h
+        c = low.bit_length() - 1
+        h ^= low
+        if out and c // 13 == prev // 13 and not others & _BELOW[c] & ~_BELOW[prev + 1]:
+            prev = c
+            continue
+        out.append(c)
+        prev = c
+    return out
+
+
 def distinct_cards(legal: list[Card], know: Knowledge) -> list[Card]:
     """The seat's ``legal`` cards without those equivalent to a lower one kept: no
     card the seat has not seen ranks between them, so playing either gives the same
     result (ascending)."""
-    out: list[Card] = []
-    prev = -2
-    for c in sorted(legal):
-        if out and c // 13 == prev // 13:
-            between = ((1 << c) - 1) & ~((2 << prev) - 1)
-            if not know.unseen & between:
-                prev = c
-                continue
-        out.append(c)
-        prev = c
-    return out
+    return [CARDS[c] for c in distinct_runs(mask_of(legal), know.unseen)]
 
 
 def settled(rows: list[tuple[float, dict[Any, float]]], totals: dict[Any, float]) -> bool:
