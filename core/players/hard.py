@@ -649,7 +649,8 @@ class HardPlayer(RulePlayer):
                     row[c] = hand_value(m, me, before) + 0.01 * m.tricks_won[me]
             for c in cards:
                 totals[c] += w * row[c]
-            rows.append((w, row))
+            if settle:  # the rows are kept only for the early stop's test
+                rows.append((w, row))
             samples += 1
             weights += w
             slowest = max(slowest, time.perf_counter() - t0)
