@@ -348,6 +348,9 @@ class _Fleet:
     cycles: list[float] = field(default_factory=list)
     #: When each kill happened (wall clock, as the emulator's calls).
     kill_times: list[float] = field(default_factory=list)
+    #: The client ports of the killed workers' connections -> when they were killed:
+    #: the emulator's calls from them were made by a worker that died afterwards.
+    killed_ports: dict[int, float] = field(default_factory=dict)
     presses_since_kill: int = 0
     killing: bool = False
     #: (game, person) -> times in a row their hand message was found gone.
@@ -363,7 +366,9 @@ class _Fleet:
         self.killing = True
         try:
             victim = self.rng.choice(self.workers)
+            ports = victim.local_ports()
             self.kill_times.append(time.time())
+            self.killed_ports.update(dict.fromkeys(ports, self.kill_times[-1]))
             await victim.restart(signal.SIGKILL)
             self.report.kills += 1
         finally:
@@ -481,9 +486,10 @@ async def run_fleet(
         except Stuck as exc:
             report.problems.append(f"never delivered everything: {exc}")
         report.seconds = time.monotonic() - started
-        report.not_modified, report.not_modified_after_kills = _not_modified(
-            emu.calls, fleet.kill_times
+        report.not_modified, report.not_modified_after_kills, wasted = _not_modified(
+            emu.calls, fleet.kill_times, fleet.killed_ports
         )
+        report.details.extend(wasted)
         if rate_limit:
             report.flood_refusals = emu.rate_violations
             kinds = Counter(v.kind for v in emu.rate_violation_log)
@@ -557,21 +563,49 @@ def _takeovers(report: FleetReport, log_dir: Path, kill_times: list[float]) -> N
                     report.takeover_delays.append(at - kills[-1])
 
 
-def _not_modified(calls: list[Any], kill_times: list[float]) -> tuple[int, int]:
-    """'Message is not modified' edits, and how many of them repeat an edit made
-    before a kill (the killed worker had sent it and not yet recorded it)."""
-    last_ok: dict[tuple[Any, Any], float] = {}
+def _not_modified(
+    calls: list[Any], kill_times: list[float], killed_ports: dict[int, float] | None = None
+) -> tuple[int, int, list[str]]:
+    """'Message is not modified' edits, how many of them repeat an edit made by a
+    worker killed before it (it had sent the edit and not yet recorded it), and for
+    the others, the message's calls before them.
+
+    Which worker made the edit is known from its client port (``killed_ports``: the
+    ports of each killed worker's connections, with the kill's time); without it, an
+    edit repeated across any kill counts as the kill's. A kill lands between two of
+    the emulator's calls, but a call a worker sent just before its kill may be taken
+    after it (the emulator shares this process's loop), so times alone cannot tell."""
+    last_ok: dict[tuple[Any, Any], Any] = {}
+    seen: dict[tuple[Any, Any], list[Any]] = {}
     wasted = after_kill = 0
+    lines: list[str] = []
     for call in calls:
         key = (call.chat_id, call.params.get("message_id"))
+        seen.setdefault(key, []).append(call)
         if call.ok and call.method.lower().startswith("edit"):
-            last_ok[key] = call.time
+            last_ok[key] = call
         elif call.description and "not modified" in call.description:
             wasted += 1
             before = last_ok.get(key)
-            if before is not None and any(before <= k <= call.time for k in kill_times):
+            peer = getattr(before, "peer", None)
+            if before is None:
+                kills = False
+            elif killed_ports is not None and peer is not None:
+                kills = killed_ports.get(peer, float("inf")) <= call.time
+            else:
+                kills = any(before.time <= k <= call.time for k in kill_times)
+            if kills:
                 after_kill += 1
-    return wasted, after_kill
+                continue
+            lines.append(f"  a wasted edit of message {key[1]} in chat {key[0]}; its calls:")
+            for c in seen[key][-5:]:
+                n = sum(1 for k in kill_times if k <= c.time)
+                outcome = "ok" if c.ok else (c.description or "in flight")
+                port = getattr(c, "peer", None)
+                lines.append(
+                    f"    {c.time:.3f} {c.method} from port {port}: {outcome} ({n} kills before)"
+                )
+    return wasted, after_kill, lines
 
 
 def _history(emu: BotApiEmulator, chats: list[int], last: int = 12) -> list[str]:

@@ -10,6 +10,7 @@ anything else the caller can observe, such as the emulator's calls).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -83,6 +84,13 @@ class Restartable:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
+    def local_ports(self) -> set[int]:
+        """The local ports of the child's TCP sockets (Linux's /proc; empty when not
+        running or unreadable): which connections, and so which calls, are its."""
+        if not self.alive():
+            return set()
+        return tcp_ports(self.pid)  # type: ignore[arg-type]
+
     async def start(self) -> None:
         ready = self.ready_check(self)
         with open(self.log_path, "ab") as log:
@@ -115,6 +123,29 @@ class Restartable:
     async def restart(self, sig: int = signal.SIGKILL) -> None:
         await self.stop(sig)
         await self.start()
+
+
+def tcp_ports(pid: int) -> set[int]:
+    """The local ports of process ``pid``'s TCP sockets, from /proc."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        inodes = set()
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        ports = set()
+        for table in ("tcp", "tcp6"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/net/{table}") as f:
+                next(f)  # the header
+                for line in f:
+                    fields = line.split()
+                    if fields[9] in inodes:
+                        ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+        return ports
+    except OSError:  # gone meanwhile
+        return set()
 
 
 def cluster_env(api_url: str, token: str, db_url: str, port: int, secret: str) -> dict[str, str]:

@@ -497,6 +497,9 @@ class ApiCall:
     error_code: int | None = None
     description: str | None = None
     result: Any = None
+    #: The client's TCP port (None for calls made in-process): tells which process
+    #: made a call when several share the bot (see testkit.fleet).
+    peer: int | None = None
 
 
 @dataclass(frozen=True)

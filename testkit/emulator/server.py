@@ -88,8 +88,12 @@ class ApiServer:
             params = await _read_params(request)
         except ApiError as exc:
             return _respond(exc.code, exc.payload())
+        peername = request.transport.get_extra_info("peername") if request.transport else None
         status, body = await self.call(
-            request.match_info["token"], request.match_info["method"], params
+            request.match_info["token"],
+            request.match_info["method"],
+            params,
+            peer=peername[1] if peername else None,
         )
         if status == 200 and request.match_info["method"].lower() == "getupdates":
             transport = request.transport
@@ -97,12 +101,15 @@ class ApiServer:
                 self.world.updates.mark_fetched(body["result"])
         return _respond(status, body)
 
-    async def call(self, token: str, method: str, params: JSON) -> tuple[int, JSON]:
-        """Run one API call: returns the HTTP status and the JSON body."""
+    async def call(
+        self, token: str, method: str, params: JSON, peer: int | None = None
+    ) -> tuple[int, JSON]:
+        """Run one API call: returns the HTTP status and the JSON body (``peer``: the
+        client's port, kept with the call)."""
         found = self.api.lookup(method)
         name = found[0] if found else method
         chat_id = self.world.chat_id_of(params)
-        entry = ApiCall(len(self.calls), name, params, chat_id, time.time())
+        entry = ApiCall(len(self.calls), name, params, chat_id, time.time(), peer=peer)
         self.calls.append(entry)
         busy = name.lower() not in _PASSIVE
         if busy:

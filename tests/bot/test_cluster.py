@@ -28,8 +28,12 @@ async def test_three_workers_and_a_killed_one_lose_nothing(tmp_path):
     assert report.double_taps > 0, summary
     # No edit wasted on a message another worker had already brought up to date (an
     # edit a killed worker had sent but not recorded is made again: at least once).
+    # The long run measured 2 such edits in 5,094 plays (docs/reliability.md): one in
+    # a run of ~70 plays is that rare race (about 3% of runs). What this guards
+    # against, each process editing from its own memory of what messages show, made
+    # hands be edited again: 0.2 more calls a card.
     wasted = report.not_modified - report.not_modified_after_kills
-    assert wasted * 100 < report.plays, summary
+    assert wasted <= 1 + report.plays // 100, "\n".join([summary, *report.details])
     # The updates of the tables really were spread over the workers.
     workers = [p for p in tmp_path.glob("worker*.log") if "handled" in p.read_text()]
     assert len(workers) >= 2

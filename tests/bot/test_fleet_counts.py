@@ -9,7 +9,7 @@ from testkit.fleet import _not_modified
 NOT_MODIFIED = "Bad Request: message is not modified"
 
 
-def _edit(t: float, chat: int, mid: int, ok: bool) -> SimpleNamespace:
+def _edit(t: float, chat: int, mid: int, ok: bool, peer: int | None = None) -> SimpleNamespace:
     return SimpleNamespace(
         method="editMessageText",
         chat_id=chat,
@@ -17,6 +17,7 @@ def _edit(t: float, chat: int, mid: int, ok: bool) -> SimpleNamespace:
         time=t,
         ok=ok,
         description=None if ok else NOT_MODIFIED,
+        peer=peer,
     )
 
 
@@ -29,8 +30,40 @@ def test_a_repeat_across_a_kill_is_the_kills_and_any_other_is_waste():
         _edit(6.0, 7, 9, ok=True),
         _edit(7.0, 7, 9, ok=False),  # a kill at 2.0 is before the last edit: waste
     ]
-    assert _not_modified(calls, kill_times=[2.0]) == (4, 2)
-    assert _not_modified(calls, kill_times=[]) == (4, 0)
+    assert _not_modified(calls, kill_times=[2.0])[:2] == (4, 2)
+    assert _not_modified(calls, kill_times=[])[:2] == (4, 0)
+    # Each wasted one is shown with the calls its message had until then.
+    lines = _not_modified(calls, kill_times=[2.0])[2]
+    assert sum(line.startswith("  a wasted edit") for line in lines) == 2
+
+
+def test_the_client_port_tells_whose_edit_was_repeated():
+    calls = [
+        # Sent by the worker on port 100 just before its kill at 2.0, taken after it.
+        _edit(2.05, -1, 5, ok=True, peer=100),
+        _edit(3.0, -1, 5, ok=False, peer=200),  # the kill's: its edit was not recorded
+        # A live worker's edit, repeated by another across the kill: waste.
+        _edit(1.0, -1, 6, ok=True, peer=300),
+        _edit(3.5, -1, 6, ok=False, peer=200),
+    ]
+    wasted, kills, lines = _not_modified(calls, kill_times=[2.0], killed_ports={100: 2.0})
+    assert (wasted, kills) == (2, 1)
+    assert "message 6" in lines[0] and "port 300" in lines[1]
+    # By times alone, the first would be waste (taken after the kill) and the second not.
+    assert _not_modified(calls, kill_times=[2.0])[:2] == (2, 1)
+    assert "message 5" in _not_modified(calls, kill_times=[2.0])[2][0]
+
+
+def test_a_process_tcp_ports_are_read_from_proc():
+    import os
+    import socket
+
+    from testkit.restartable import tcp_ports
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert server.getsockname()[1] in tcp_ports(os.getpid())
 
 
 def test_takeovers_and_stale_grants_are_read_from_the_workers_logs(tmp_path):
