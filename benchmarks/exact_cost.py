@@ -8,8 +8,9 @@ on three deals sampled from the seat to play's view (its distinct legal cards): 
 cost of one sample of hard's exact ending, which decides how many fit in a budget.
 Two searches are timed on the same deals: the one on engine copies
 (:func:`core.players.hard.exact_values`, the baseline) and the one hard uses
-(:func:`core.players.hard.exact_ending`: with two players the bitboard solver of
-:mod:`core.players.endgame`); the run stops if they ever disagree.
+(:func:`core.players.hard.exact_ending`: the bitboard solvers of
+:mod:`core.players.endgame`, minimax with two players and max^n with three); the run
+stops if they ever disagree.
 """
 
 from __future__ import annotations

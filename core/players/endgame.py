@@ -1,4 +1,4 @@
-"""Exact two-player endings on bitboards.
+"""Exact endings on bitboards, two and three players.
 
 A two-player ending with every card known is a small game: a trick is a lead and a
 reply, and the hand ends when a seat has 7 tricks. :func:`ending_values` solves it
@@ -7,15 +7,21 @@ hands, who leads, the tricks won), with cards of one suit that no card of the ot
 hand separates counted once. It returns the same values as searching the ending on
 engine copies (:func:`.hard.exact_values`, which the tests hold it to) at a small
 part of the cost, so the exact search can start with more cards in the hands.
+:func:`ending_values_3p` does the same for three players (max^n: each seat plays for
+its own points).
 """
 
 from __future__ import annotations
 
 from ..cards import SUIT_MASKS, CardSet
-from ..scoring import HAKEM_KOT_POINTS, KOT_POINTS, TRICKS_TO_WIN
+from ..scoring import HAKEM_KOT_POINTS, KOT_POINTS, TRICKS_TO_WIN, three_player_result
+from ..trick import winning_play
 from .search import distinct_runs
 
-__all__ = ["ending_values"]
+__all__ = ["ending_values", "ending_values_3p"]
+
+#: Each seat's utility (three players).
+_Vector = tuple[float, float, float]
 
 
 def _replies(hand: CardSet, led: int, other: CardSet) -> list[int]:
@@ -122,3 +128,94 @@ def ending_values(
         else:
             out[c] = after(na, b, False, led, c, w0, w1)
     return out
+
+
+def ending_values_3p(
+    hands: tuple[CardSet, CardSet, CardSet],
+    me: int,
+    trick: list[tuple[int, int]],
+    won: tuple[int, int, int],
+    trump: int,
+    hakem: int,
+    cards: list[int],
+    total: int = 17,
+) -> dict[int, float]:
+    """Three players: the max^n value for seat ``me`` (its points minus half the
+    others', as :func:`.search.hand_value`) of playing each of ``cards`` now, every
+    seat playing for its own utility. ``trick`` is the trick in progress (its
+    ``(seat, card)`` plays, ``me`` next), ``won`` the tricks each seat has taken,
+    ``total`` the tricks of a hand. The same values, ties broken the same way (the
+    first of the lowest distinct cards), as :func:`.hard.exact_values` on engine
+    copies; positions at the start of a trick are remembered."""
+    memo: dict[tuple[CardSet, CardSet, CardSet, int, tuple[int, int, int]], _Vector] = {}
+    ends: dict[tuple[int, int, int], _Vector | None] = {}
+
+    def utilities(w: tuple[int, int, int]) -> _Vector | None:
+        if w in ends:
+            return ends[w]
+        result = three_player_result(w, hakem, total)
+        u = None
+        if result is not None:
+            p = result.points
+            s = sum(p)
+            u = (p[0] - 0.5 * (s - p[0]), p[1] - 0.5 * (s - p[1]), p[2] - 0.5 * (s - p[2]))
+        ends[w] = u
+        return u
+
+    def child(
+        h: tuple[CardSet, CardSet, CardSet],
+        leader: int,
+        plays: tuple[int, ...],
+        w: tuple[int, int, int],
+        seat: int,
+        c: int,
+    ) -> _Vector:
+        """The value once ``seat`` plays ``c``."""
+        nh = (
+            h[0] & ~(1 << c) if seat == 0 else h[0],
+            h[1] & ~(1 << c) if seat == 1 else h[1],
+            h[2] & ~(1 << c) if seat == 2 else h[2],
+        )
+        now = (*plays, c)
+        if len(now) < 3:
+            return node(nh, leader, now, w)
+        taker = winning_play([((leader + i) % 3, x) for i, x in enumerate(now)], trump)[0]
+        nw = (w[0] + (taker == 0), w[1] + (taker == 1), w[2] + (taker == 2))
+        u = utilities(nw)
+        if u is not None:
+            return u
+        if not nh[0] | nh[1] | nh[2]:  # every trick played without a result: cannot be
+            return (0.0, 0.0, 0.0)
+        return node(nh, taker, (), nw)
+
+    def node(
+        h: tuple[CardSet, CardSet, CardSet],
+        leader: int,
+        plays: tuple[int, ...],
+        w: tuple[int, int, int],
+    ) -> _Vector:
+        if not plays:
+            key = (h[0], h[1], h[2], leader, w)
+            v = memo.get(key)
+            if v is not None:
+                return v
+        seat = (leader + len(plays)) % 3
+        hand = h[seat]
+        others = h[0] | h[1] | h[2]
+        others &= ~hand
+        for x in plays:
+            others |= 1 << x
+        playable = (hand & SUIT_MASKS[plays[0] // 13]) or hand if plays else hand
+        best: _Vector | None = None
+        for c in distinct_runs(playable, others):
+            u = child(h, leader, plays, w, seat, c)
+            if best is None or u[seat] > best[seat]:
+                best = u
+        assert best is not None
+        if not plays:
+            memo[key] = best
+        return best
+
+    leader = trick[0][0] if trick else me
+    plays = tuple(c for _, c in trick)
+    return {c: child(hands, leader, plays, won, me, c)[me] for c in cards}

@@ -46,7 +46,7 @@ from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
 from .clock import Clock, OutOfTime
 from .drawing import DrawSearch
-from .endgame import ending_values
+from .endgame import ending_values, ending_values_3p
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
@@ -261,12 +261,23 @@ def exact_values(m: Match, cards: list[Card]) -> dict[Card, float]:
 
 
 def exact_ending(m: Match, cards: list[Card], bitboards: bool = True) -> dict[Card, float]:
-    """:func:`exact_values`, with two players on bitboards (:mod:`.endgame`: the same
-    values at a fraction of the cost) unless ``bitboards`` is off."""
-    if m.n != 2 or not bitboards:
+    """:func:`exact_values`, on bitboards (:mod:`.endgame`: the same values at a
+    fraction of the cost) unless ``bitboards`` is off."""
+    if not bitboards or m.n not in (2, 3) or m.variant.kind is not Kind.CLASSIC:
         return exact_values(m, cards)
     me: int = m.turn  # type: ignore[assignment]
     trick = m.trick
+    if m.n == 3:
+        return ending_values_3p(  # type: ignore[return-value]
+            (m.hands[0], m.hands[1], m.hands[2]),
+            me,
+            list(trick),
+            (m.tricks_won[0], m.tricks_won[1], m.tricks_won[2]),
+            int(m.trump),  # type: ignore[arg-type]
+            m.hakem,  # type: ignore[arg-type]
+            list(cards),
+            m.variant.tricks_per_hand,
+        )
     return ending_values(  # type: ignore[return-value]
         (m.hands[0], m.hands[1]),
         me,

@@ -69,3 +69,41 @@ def test_kot_is_worth_its_points() -> None:
     # And from the other seat's side, replying to the ace of spades: it loses the kot.
     reply = ending_values(hands, 1, 0, cards("AS")[0], (6, 0), 0, 0, [cards("2D")[0]])
     assert reply == {cards("2D")[0]: -2.0}
+
+
+def _ending_3p(seed: int, cards: int, rng: random.Random) -> Match | None:
+    """As :func:`_ending`, three players: stopped anywhere in a trick."""
+    m, _ = Match.new(Variant(players=3), seed)
+    p = make_player("normal0", seed=seed)
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    while m.phase is Phase.PLAY and max(h.bit_count() for h in m.hands) > cards:
+        if rng.random() < 0.3:
+            m.push(rng.choice(m.legal_cards()))
+        else:
+            m.apply(m.turn, p.act(m.view(m.turn)))
+    for _ in range(rng.randrange(3)):  # 0, 1 or 2 cards of the next trick
+        if m.phase is Phase.PLAY:
+            m.apply(m.turn, p.act(m.view(m.turn)))
+    return m if m.phase is Phase.PLAY and m.hand_no == 1 else None
+
+
+@pytest.mark.parametrize("cards", [2, 3, 4])
+def test_three_players_same_values_as_the_engine_search(cards: int) -> None:
+    """The three-player max^n on bitboards against max^n on engine copies: the same
+    value for every card, on the real hands and on a sampled deal of the seat's view."""
+    rng = random.Random(100 + cards)
+    checked = mid_trick = 0
+    for seed in range(120):
+        m = _ending_3p(seed, cards, rng)
+        if m is None:
+            continue
+        view = m.view(m.turn)
+        know = Knowledge(view)
+        legal = distinct_cards([a.card for a in view.legal], know)  # type: ignore[union-attr]
+        for hands in ([*m.hands], view_sample(view, know, rng)):
+            base = SearchMatch.from_view(view, hands)
+            assert exact_ending(base, legal) == exact_values(base, legal)
+            checked += 1
+        mid_trick += bool(m.trick)
+    assert checked >= 40 and mid_trick >= 5, (checked, mid_trick)
