@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from ..cards import SUIT_MASKS, CardSet
 from ..scoring import HAKEM_KOT_POINTS, KOT_POINTS, TRICKS_TO_WIN, three_player_result
-from ..trick import winning_play
 from .search import distinct_runs
 
 __all__ = ["ending_values", "ending_values_3p"]
@@ -179,7 +178,17 @@ def ending_values_3p(
         now = (*plays, c)
         if len(now) < 3:
             return node(nh, leader, now, w)
-        taker = winning_play([((leader + i) % 3, x) for i, x in enumerate(now)], trump)[0]
+        # The trick's taker, as core.trick.winning_play (inline: the hot path).
+        first = best = now[0]
+        suit, at = first // 13, 0
+        for i in (1, 2):
+            x = now[i]
+            if x // 13 == suit:
+                if x > best:
+                    best, at = x, i
+            elif x // 13 == trump:
+                best, at, suit = x, i, trump
+        taker = (leader + at) % 3
         nw = (w[0] + (taker == 0), w[1] + (taker == 1), w[2] + (taker == 2))
         u = utilities(nw)
         if u is not None:

@@ -1,5 +1,5 @@
-"""The bitboard solver of two-player endings gives exactly the values of the search
-on engine copies, whoever leads, mid-trick or not, kot or not."""
+"""The bitboard solvers of two- and three-player endings give exactly the values of
+the searches on engine copies, whoever leads, mid-trick or not, kot or not."""
 
 from __future__ import annotations
 
