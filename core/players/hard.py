@@ -17,7 +17,7 @@ budget is spent (anytime), and never uses anything but the seat's own view.
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
   ``Match.play``) of deals weighted by the same inference (by default with 2
   players only), and an exact search of the whole ending once few cards are left
-  (two players: minimax on bitboards, :mod:`.endgame`; three: max^n on engine copies).
+  (on bitboards, :mod:`.endgame`: two players minimax, three players max^n).
 * Trump choice: 4 players by DDS on sampled completions of the deal; 3 players by
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
   discards and draws use the rules (searching them, :mod:`.drawing`, measured no
@@ -307,8 +307,9 @@ class HardPlayer(RulePlayer):
     #: the cheaper solve, 9 cards no worse than 7 (RESULTS.md, "fifth session").
     exact_cards_2p = 9
     exact_cards_3p = 3
-    #: 2 players: solve the exact ending on bitboards (:mod:`.endgame`; off: on engine
-    #: copies, the same values at about eight times the cost: a baseline to measure).
+    #: Solve the exact ending on bitboards (:mod:`.endgame`; off: on engine copies, the
+    #: same values at about 8 (2 players) to 20 (3 players) times the cost: a baseline
+    #: to measure).
     bitboard_ending = True
     max_samples = 400
     #: Weight of the rule-based card's prior (points, divided by sqrt(samples)).
