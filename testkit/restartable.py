@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable, Coroutine
@@ -28,6 +29,15 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: Children die with the process that started them (Linux's parent-death signal, set
+#: by util-linux's setpriv before it becomes the child): a rig killed or crashed leaves
+#: no bot behind to poll the database and load the machine (it once did, for an hour).
+_DIE_WITH_PARENT = (
+    ["setpriv", "--pdeathsig", "KILL"]
+    if sys.platform == "linux" and shutil.which("setpriv")
+    else []
+)
 
 #: Called at each start (before the child runs): returns the test of that start.
 ReadyCheck = Callable[["Restartable"], Callable[[], bool]]
@@ -95,6 +105,7 @@ class Restartable:
         ready = self.ready_check(self)
         with open(self.log_path, "ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
+                *_DIE_WITH_PARENT,
                 sys.executable,
                 "-m",
                 self.module,
