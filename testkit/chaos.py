@@ -293,6 +293,15 @@ async def open_match(
     await emu.send_message(users[0], chat_id, "/newgame")
     await runner.settle()
     game = await table.game()
+    # settle() sees an update fetched, not handled: a bot starved of CPU may not have
+    # committed the game yet. Fails only after STALL_SECONDS without one.
+    loop = asyncio.get_running_loop()
+    until = loop.time() + STALL_SECONDS
+    while game is None:
+        assert loop.time() < until, f"/newgame opened no game in {STALL_SECONDS:.0f} s"
+        await asyncio.sleep(0.05)
+        await runner.settle()
+        game = await table.game()
     lobby = await _lobby_message(runner, game.id)
     assert lobby is not None, "the lobby was never posted"
     for option in options:
