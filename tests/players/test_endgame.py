@@ -19,11 +19,12 @@ from core.variant import Variant
 from .helpers import cards
 
 
-def _ending(seed: int, cards: int, rng: random.Random) -> Match | None:
-    """The first hand of a seeded two-player match, played by the rules (with some
-    random cards, for kots and odd shapes) until every hand holds at most ``cards``,
-    then half the time one card more (a trick in progress)."""
-    m, _ = Match.new(Variant.two(), seed)
+def _ending(seed: int, cards: int, rng: random.Random, players: int = 2) -> Match | None:
+    """The first hand of a seeded match, played by the rules (with some random cards,
+    for kots and odd shapes) until every hand holds at most ``cards``, then some cards
+    of the next trick (a trick in progress): with two players half the time one, with
+    three 0, 1 or 2."""
+    m, _ = Match.new(Variant(players=players), seed)
     p = make_player("normal0", seed=seed)
     while m.phase is not Phase.PLAY:
         m.apply(m.turn, p.act(m.view(m.turn)))
@@ -32,17 +33,18 @@ def _ending(seed: int, cards: int, rng: random.Random) -> Match | None:
             m.push(rng.choice(m.legal_cards()))
         else:
             m.apply(m.turn, p.act(m.view(m.turn)))
-    if m.phase is Phase.PLAY and rng.random() < 0.5:
-        m.apply(m.turn, p.act(m.view(m.turn)))  # the lead: the other seat replies
+    for _ in range(int(rng.random() < 0.5) if players == 2 else rng.randrange(3)):
+        if m.phase is Phase.PLAY:
+            m.apply(m.turn, p.act(m.view(m.turn)))
     return m if m.phase is Phase.PLAY and m.hand_no == 1 else None
 
 
-@pytest.mark.parametrize("cards", [3, 5, 7])
-def test_same_values_as_the_engine_search(cards: int) -> None:
-    rng = random.Random(cards)
+def _compare(players: int, cards: int, rng: random.Random, seeds: int) -> tuple[int, int]:
+    """Bitboards against engine copies on each seed's ending, the real hands and a deal
+    sampled from the seat's view: (positions checked, of them mid-trick)."""
     checked = mid_trick = 0
-    for seed in range(60):
-        m = _ending(seed, cards, rng)
+    for seed in range(seeds):
+        m = _ending(seed, cards, rng, players)
         if m is None:
             continue
         view = m.view(m.turn)
@@ -53,6 +55,12 @@ def test_same_values_as_the_engine_search(cards: int) -> None:
             assert exact_ending(base, legal) == exact_values(base, legal)
             checked += 1
         mid_trick += bool(m.trick)
+    return checked, mid_trick
+
+
+@pytest.mark.parametrize("cards", [3, 5, 7])
+def test_same_values_as_the_engine_search(cards: int) -> None:
+    checked, mid_trick = _compare(2, cards, random.Random(cards), 60)
     assert checked >= 60 and mid_trick >= 5
 
 
@@ -71,39 +79,9 @@ def test_kot_is_worth_its_points() -> None:
     assert reply == {cards("2D")[0]: -2.0}
 
 
-def _ending_3p(seed: int, cards: int, rng: random.Random) -> Match | None:
-    """As :func:`_ending`, three players: stopped anywhere in a trick."""
-    m, _ = Match.new(Variant(players=3), seed)
-    p = make_player("normal0", seed=seed)
-    while m.phase is not Phase.PLAY:
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    while m.phase is Phase.PLAY and max(h.bit_count() for h in m.hands) > cards:
-        if rng.random() < 0.3:
-            m.push(rng.choice(m.legal_cards()))
-        else:
-            m.apply(m.turn, p.act(m.view(m.turn)))
-    for _ in range(rng.randrange(3)):  # 0, 1 or 2 cards of the next trick
-        if m.phase is Phase.PLAY:
-            m.apply(m.turn, p.act(m.view(m.turn)))
-    return m if m.phase is Phase.PLAY and m.hand_no == 1 else None
-
-
 @pytest.mark.parametrize("cards", [2, 3, 4])
 def test_three_players_same_values_as_the_engine_search(cards: int) -> None:
     """The three-player max^n on bitboards against max^n on engine copies: the same
     value for every card, on the real hands and on a sampled deal of the seat's view."""
-    rng = random.Random(100 + cards)
-    checked = mid_trick = 0
-    for seed in range(120):
-        m = _ending_3p(seed, cards, rng)
-        if m is None:
-            continue
-        view = m.view(m.turn)
-        know = Knowledge(view)
-        legal = distinct_cards([a.card for a in view.legal], know)  # type: ignore[union-attr]
-        for hands in ([*m.hands], view_sample(view, know, rng)):
-            base = SearchMatch.from_view(view, hands)
-            assert exact_ending(base, legal) == exact_values(base, legal)
-            checked += 1
-        mid_trick += bool(m.trick)
+    checked, mid_trick = _compare(3, cards, random.Random(100 + cards), 120)
     assert checked >= 40 and mid_trick >= 5, (checked, mid_trick)
