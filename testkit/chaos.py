@@ -46,6 +46,7 @@ from testkit.restartable import Restartable
 from testkit.simulation import Table, buttons, by_level
 
 __all__ = [
+    "BotProcess",
     "ChaosReport",
     "ProcessRunner",
     "bot_process",
@@ -58,12 +59,26 @@ __all__ = [
 STALL_SECONDS = 120.0
 
 
+class BotProcess(Restartable):
+    """The bot's process, and what a rig needs to tell its updates handled from merely
+    fetched: where this start's API calls begin in the emulator's log, and the file
+    where the bot writes its progress (``HOKM_PROGRESS_FILE``; None for a baseline
+    checkout, which may not write it)."""
+
+    def __init__(self, *args: Any, progress_path: Path | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.progress_path = progress_path
+        #: Index in the emulator's calls where the running process's start began.
+        self.start_mark = 0
+
+
 def bot_process(
     emu: BotApiEmulator, db_url: str, log_path: Path, bot_dir: Path | None = None, **env: str
-) -> Restartable:
+) -> BotProcess:
     """The bot (``python -m telegram_bot``, long polling) pointed at the emulator; ready
     once it polls for updates (it has migrated, resumed and drained by then).
     ``bot_dir``: the checkout whose bot runs (default: this one), for a baseline."""
+    progress = None if bot_dir is not None else log_path.with_suffix(".progress")
     env = {
         **os.environ,
         "BOT_TOKEN": emu.token,
@@ -74,14 +89,19 @@ def bot_process(
         "HOKM_HAND_PAUSE": "0",
         "HOKM_THINK_SECONDS": "0.05",
         "PYTHONUNBUFFERED": "1",
+        **({"HOKM_PROGRESS_FILE": str(progress)} if progress else {}),
         **env,
     }
 
-    def polling(_proc: Restartable):
+    def polling(proc: Restartable):
         mark = emu.mark()
+        assert isinstance(proc, BotProcess)
+        proc.start_mark = mark
         return lambda: any(c.method == "getUpdates" for c in emu.calls[mark:])
 
-    return Restartable("telegram_bot", [], env, log_path, polling, cwd=bot_dir)
+    return BotProcess(
+        "telegram_bot", [], env, log_path, polling, cwd=bot_dir, progress_path=progress
+    )
 
 
 @dataclass
@@ -110,9 +130,11 @@ class ProcessRunner:
     """What :class:`~testkit.simulation.Table` needs of a runner, for a bot that
     lives in another process: its database, and a wait for it to be done."""
 
-    def __init__(self, emu: BotApiEmulator, bot: Restartable, db_url: str, chat_id: int) -> None:
+    def __init__(self, emu: BotApiEmulator, bot: BotProcess, db_url: str, chat_id: int) -> None:
         self.emu = emu
         self.bot = bot
+        #: (start mark, calls scanned, highest update id fetched) of the running process.
+        self._fetched = (-1, 0, 0)
         self.engine = create_engine(db_url)
         self.service = SimpleNamespace(sessions=session_factory(self.engine))
         self.chat_id = chat_id
@@ -138,8 +160,41 @@ class ProcessRunner:
         human = bool(info.get("user_id")) and not info.get("away")
         return rows, game.move, human
 
+    def _fetched_upto(self) -> int:
+        """The highest update id the running process has fetched (0: none yet). An
+        update a killed process fetched and confirmed never reaches the next one, so
+        only this start's getUpdates count."""
+        mark, scanned, top = self._fetched
+        if mark != self.bot.start_mark:
+            mark, scanned, top = self.bot.start_mark, self.bot.start_mark, 0
+        calls = self.emu.calls
+        end = len(calls)
+        # Calls still in flight are scanned again next time.
+        while scanned < end and calls[scanned].ok is not None:
+            c = calls[scanned]
+            if c.method == "getUpdates" and c.ok and c.result:
+                top = max(top, c.result[-1]["update_id"])
+            scanned += 1
+        self._fetched = (mark, scanned, top)
+        return top
+
+    def unhandled(self) -> bool:
+        """Whether the running process has fetched an update it has not finished
+        handling (from its progress file; False for a bot that writes none)."""
+        path = self.bot.progress_path
+        if path is None:
+            return False
+        fetched = self._fetched_upto()
+        if not fetched:
+            return False
+        try:
+            pid, upto = path.read_text().split()
+        except (OSError, ValueError):
+            return True
+        return int(pid) != self.bot.pid or int(upto) < fetched
+
     async def settle(self, quiet: float = 0.2) -> None:
-        """Until the bot is up, has fetched every update, sent every decided message and
+        """Until the bot is up, has handled every update, sent every decided message and
         waits for a person, with no API call for ``quiet`` seconds. Fails only when
         nothing at all has changed for STALL_SECONDS."""
         loop = asyncio.get_running_loop()
@@ -150,7 +205,8 @@ class ProcessRunner:
             calls = [c for c in self.emu.calls if c.method != "getUpdates"]
             in_flight = any(c.ok is None for c in calls[-50:])
             rows, move, human = await self._state()
-            seen = (len(calls), rows, move, self.bot.starts)
+            unhandled = self.unhandled()
+            seen = (len(calls), rows, move, self.bot.starts, unhandled)
             now = loop.time()
             if seen != last_seen:
                 last_seen, last_progress, quiet_since = seen, now, now
@@ -161,6 +217,7 @@ class ProcessRunner:
                 or rows
                 or not human
                 or self.emu.world.updates.undelivered
+                or unhandled
             )
             if not busy and now - quiet_since >= quiet:
                 return
@@ -168,7 +225,8 @@ class ProcessRunner:
                 raise AssertionError(
                     f"no progress for {STALL_SECONDS:.0f} s: outbox {rows}, move {move}, "
                     f"waiting for a person {human}, undelivered "
-                    f"{self.emu.world.updates.undelivered}; log: {self.bot.log_path}"
+                    f"{self.emu.world.updates.undelivered}, unhandled {unhandled}; "
+                    f"log: {self.bot.log_path}"
                 )
             await asyncio.sleep(0.02)
 
@@ -293,15 +351,7 @@ async def open_match(
     await emu.send_message(users[0], chat_id, "/newgame")
     await runner.settle()
     game = await table.game()
-    # settle() sees an update fetched, not handled: a bot starved of CPU may not have
-    # committed the game yet. Fails only after STALL_SECONDS without one.
-    loop = asyncio.get_running_loop()
-    until = loop.time() + STALL_SECONDS
-    while game is None:
-        assert loop.time() < until, f"/newgame opened no game in {STALL_SECONDS:.0f} s"
-        await asyncio.sleep(0.05)
-        await runner.settle()
-        game = await table.game()
+    assert game is not None, "/newgame opened no game"
     lobby = await _lobby_message(runner, game.id)
     assert lobby is not None, "the lobby was never posted"
     for option in options:

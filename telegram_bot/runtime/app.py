@@ -68,7 +68,7 @@ def build_application(settings: Settings) -> Application[Any, Any, Any, Any, Any
     builder = (
         ApplicationBuilder()
         .token(settings.token)
-        .concurrent_updates(TrackingUpdateProcessor())
+        .concurrent_updates(TrackingUpdateProcessor(progress_file=settings.progress_file))
         # The outbox edits several messages at once (table and hands); PTB's default
         # pool of one connection would turn that into pool time-outs under load.
         .request(make_request(settings.http, connection_pool_size=32, pool_timeout=10.0))

@@ -38,6 +38,7 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("HOKM_IDLE_HOURS", "games idle this long end as abandoned (default 24; 0: never)"),
     ("HOKM_SWEEP_SECONDS", "how often idle games and waiting turns are looked for (default 5)"),
     ("HOKM_DEAL_SEED", "tests and demos only: reproducible deals"),
+    ("HOKM_PROGRESS_FILE", "tests only: the last update handled, written when idle"),
     ("HOKM_LOCALES_DIR", "where the catalogs are (default locales/ of the checkout)"),
     ("HOKM_IN_CONTAINER", "set by the image: messages give docker commands"),
     ("HOKM_SHARED", "set for cluster workers: one of several processes on PostgreSQL"),
@@ -85,6 +86,9 @@ class Settings:
     think_processes: int | None = None
     #: Tests and demos only: reproducible deals (see ServiceConfig.deal_seed).
     deal_seed: int | None = None
+    #: Tests only: where the update processor writes its progress when it goes idle
+    #: (telegram_bot.runtime.updates), for a rig that runs the bot in another process.
+    progress_file: str | None = None
     #: A lobby or match with no action for this long ends as abandoned (0: never).
     idle_hours: float = 24.0
     #: How often the sweeper looks for idle games and turns to ping (0: it does not run).
@@ -126,6 +130,7 @@ class Settings:
                 int(env["HOKM_THINK_PROCESSES"]) if env.get("HOKM_THINK_PROCESSES") else None
             ),
             deal_seed=int(env["HOKM_DEAL_SEED"]) if env.get("HOKM_DEAL_SEED") else None,
+            progress_file=env.get("HOKM_PROGRESS_FILE") or None,
             idle_hours=float(env.get("HOKM_IDLE_HOURS", "24")),
             sweep_seconds=float(env.get("HOKM_SWEEP_SECONDS", "5")),
             shared=env.get("HOKM_SHARED", "0") == "1",

@@ -9,7 +9,10 @@ seconds) is served before a text, a command or an inline query, and a stale pres
 answered cheaply (see ``GameService.act``) instead of queueing behind slower work.
 
 The in-flight count lets a shutdown (or a test) wait until every update received has
-been fully handled.
+been fully handled. A test rig that runs the bot in another process cannot see that
+count, and seeing an update fetched tells it nothing about its handling: with
+``progress_file`` (``HOKM_PROGRESS_FILE``) the processor writes, each time it goes
+idle, its process id and the highest update id it has handled.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import os
 from collections.abc import Awaitable
 from typing import Any
 
@@ -39,9 +43,12 @@ def priority(update: object) -> int:
 
 
 class TrackingUpdateProcessor(BaseUpdateProcessor):
-    def __init__(self, workers: int = 16) -> None:
+    def __init__(self, workers: int = 16, progress_file: str | None = None) -> None:
         super().__init__(_UNBOUNDED)
         self.workers = workers
+        self.progress_file = progress_file
+        #: The highest update id fully handled (0: none yet).
+        self.handled_upto = 0
         #: Updates received and not yet fully handled (waiting or running).
         self.in_flight = 0
         #: Updates being handled right now.
@@ -70,8 +77,13 @@ class TrackingUpdateProcessor(BaseUpdateProcessor):
         finally:
             self.in_flight -= 1
             self.processed += 1
+            update_id = getattr(update, "update_id", None)
+            if isinstance(update_id, int) and update_id > self.handled_upto:
+                self.handled_upto = update_id
             if self.in_flight == 0:
                 self._idle.set()
+                if self.progress_file:
+                    self._write_progress(self.progress_file)
 
     async def _slot(self, update: object) -> None:
         if self.running < self.workers and not self._waiting:
@@ -93,6 +105,13 @@ class TrackingUpdateProcessor(BaseUpdateProcessor):
             if not turn.done():
                 self.running += 1
                 turn.set_result(None)
+
+    def _write_progress(self, path: str) -> None:
+        # Written whole and renamed into place, so a reader never sees half a line.
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{os.getpid()} {self.handled_upto}\n")
+        os.replace(tmp, path)
 
     async def wait_idle(self) -> None:
         await self._idle.wait()

@@ -4,6 +4,7 @@ is answered without waiting for its game."""
 from __future__ import annotations
 
 import asyncio
+import os
 
 from telegram import Update
 
@@ -46,6 +47,26 @@ async def test_waiting_presses_start_before_other_updates_oldest_first():
     await asyncio.gather(*tasks)
     assert started == [0, 1, 3, 5, 6, 2, 4, 7]
     assert processor.in_flight == 0 and processor.processed == len(kinds)
+
+
+async def test_the_progress_file_says_what_was_handled_each_time_the_bot_goes_idle(tmp_path):
+    path = tmp_path / "progress"
+    processor = TrackingUpdateProcessor(workers=2, progress_file=str(path))
+    release = asyncio.Event()
+
+    async def handle() -> None:
+        await release.wait()
+
+    first = asyncio.create_task(processor.process_update(_update(7, False), handle()))
+    second = asyncio.create_task(processor.process_update(_update(9, True), handle()))
+    while processor.running < 2:
+        await asyncio.sleep(0)
+    assert not path.exists()  # busy: nothing written yet
+    release.set()
+    await asyncio.gather(first, second)
+    assert path.read_text().split() == [str(os.getpid()), "9"]
+    await processor.process_update(_update(8, False), asyncio.sleep(0))
+    assert path.read_text().split() == [str(os.getpid()), "9"]  # the highest id handled
 
 
 async def test_a_backlog_answers_every_press_before_slower_updates(emu, runner):
