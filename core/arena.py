@@ -114,7 +114,7 @@ def _variant(players: int, bidding: bool) -> Variant:
     return Variant(players=players)
 
 
-def _tuned(player: ComputerPlayer, settings: tuple[tuple[str, str], ...]) -> ComputerPlayer:
+def tuned(player: ComputerPlayer, settings: tuple[tuple[str, str], ...]) -> ComputerPlayer:
     """Set the named attributes of a player (``--a-set prior=1.5``), converted to the
     type of the attribute's default. Only attributes the class defines are accepted."""
     for name, raw in settings:
@@ -156,7 +156,7 @@ def play_deal(
             make_player(levels[who], seed=seed * 100 + k * 10 + s, time_budget=budget)
             for s, who in enumerate(seating)
         ]
-        seats = [_tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
+        seats = [tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
         m, _ = Match.new(variant, seed)
         times: tuple[list[float], list[float]] = ([], [])
         slow: list[tuple[int, float, str, float]] = []
@@ -404,7 +404,7 @@ def run_arena(
     receives each deal's hands as soon as they are played (in deal order), so a
     long run that is cut off keeps what it played. ``burners`` CPU-burning
     processes (:mod:`core.burner`) run beside the whole run."""
-    _tuned(make_player(a), a_set)  # refuse unknown settings before any play
+    tuned(make_player(a), a_set)  # refuse unknown settings before any play
     tasks = [(a, b, players, bidding, seed + i, budget, a_set) for i in range(deals)]
     load_start = os.getloadavg()[0]
     with Burner(burners):
@@ -755,7 +755,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     try:
         settings = parse_settings(args.a_set)
-        _tuned(make_player(args.a), settings)
+        tuned(make_player(args.a), settings)
     except ValueError as e:
         p.error(str(e))
     burners = default_burners(args.jobs) if args.burner < 0 else args.burner

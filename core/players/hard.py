@@ -381,6 +381,10 @@ class HardPlayer(RulePlayer):
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
+    #: 4 players: search the leads after the opening one (off: the rules lead; a
+    #: measurement of the leads, where most of hard's decisive errors are made:
+    #: benchmarks/dd_errors.py).
+    search_leads = True
     #: 2 players: search the hakem's trump, the discards and every keep-or-take
     #: draw by finishing the deal and playing it out by the rules on sampled hidden
     #: cards (:mod:`.drawing`) instead of deciding them by the rules' card values.
@@ -425,6 +429,8 @@ class HardPlayer(RulePlayer):
         prior = self.prior
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
             if not view.tricks and not view.trick and not self.search_opening_lead:
+                return rule
+            if view.tricks and not view.trick and not self.search_leads:
                 return rule
             totals = self._score_dds(view, know, distinct, clock)
             prior = self.prior_dds

@@ -202,3 +202,30 @@ def test_inference_for_few_players_is_blind_and_legal(n: int) -> None:
         assert choices[0] == choices[1] == choices[2]
         compared += 1
     assert compared >= 4
+
+
+def test_leads_by_the_rules_when_lead_search_is_off() -> None:
+    """``search_leads`` off (a measurement baseline, benchmarks/dd_errors.py): every
+    lead after the opening one is the rule card, and the other cards are searched."""
+    from core.players.rules import rule_card, state_from_view
+
+    m, _ = Match.new(Variant.four(), seed=7)
+    p = make_player("hard", seed=1, time_budget=0.05)
+    assert isinstance(p, HardPlayer)
+    p.search_leads = False
+    normal = make_player("normal0", seed=2)
+    leads = 0
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, normal.act(m.view(m.turn)))
+    hand = m.hand_no
+    while m.hand_no == hand and m.phase is Phase.PLAY:
+        view = m.view(m.turn)
+        if m.turn % 2 == 0:
+            action = p.act(view)
+            if view.tricks and not view.trick:
+                assert action == PlayCard(rule_card(state_from_view(view)))
+                leads += 1
+        else:
+            action = normal.act(view)
+        m.apply(m.turn, action)
+    assert leads > 0
