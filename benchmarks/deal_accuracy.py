@@ -19,7 +19,7 @@ import argparse
 import math
 import time
 
-from core.arena import _tuned, parse_settings
+from core.arena import parse_settings, tuned
 from core.match import Match, Phase
 from core.players import make_player
 from core.variant import Variant
@@ -68,7 +68,7 @@ def main() -> None:
         drivers = [make_player("normal", seed=seed * 10 + s) for s in range(4)]
         hards = {
             name: [
-                _tuned(make_player("hard", seed=seed * 10 + s, time_budget=5.0), sets)
+                tuned(make_player("hard", seed=seed * 10 + s, time_budget=5.0), sets)
                 for s in range(4)
             ]
             for name, sets in variants

@@ -19,7 +19,7 @@ import os
 import statistics
 import time
 
-from core.arena import _tuned, parse_settings, quantile
+from core.arena import parse_settings, quantile, tuned
 from core.events import HandEnded
 from core.match import Match, Phase
 from core.players import make_player
@@ -43,7 +43,7 @@ def measure(
     for d in range(deals):
         m, _ = Match.new(Variant(players=players), seed + d)
         seats = [
-            _tuned(make_player(level, seed=(seed + d) * 10 + s, time_budget=budget), settings)
+            tuned(make_player(level, seed=(seed + d) * 10 + s, time_budget=budget), settings)
             if s in mine
             else make_player("normal", seed=(seed + d) * 10 + s)
             for s in range(players)
