@@ -22,9 +22,8 @@ import time
 from collections import Counter
 
 from core import Match, PlayCard, Variant
-from core.arena import parse_settings, seatings, tuned
+from core.arena import parse_settings, seat_players, seatings
 from core.events import HandEnded
-from core.players import make_player
 from core.players.hard import dds_card_tricks
 from core.players.oracle import OraclePlayer
 from core.scoring import TRICKS_TO_WIN
@@ -38,12 +37,7 @@ def play_and_check(
     """Both seatings of one deal; for each, the decisive errors of each side."""
     out = []
     for k, seating in enumerate(seatings(4)):
-        levels = (a, b)
-        seats = [
-            make_player(levels[who], seed=seed * 100 + k * 10 + s, time_budget=budget)
-            for s, who in enumerate(seating)
-        ]
-        seats = [tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
+        seats = seat_players(a, b, seating, seed * 100 + k * 10, budget, a_set)
         m, _ = Match.new(Variant(4), seed)
         errors: list[tuple[int, int, int, int]] = []  # (who, role, trick, position)
         lost_side = [False, False]

@@ -58,7 +58,9 @@ __all__ = [
     "play_deal",
     "run_arena",
     "save_records",
+    "seat_players",
     "seatings",
+    "tuned",
     "wilson",
 ]
 
@@ -142,6 +144,25 @@ def parse_settings(items: list[str] | None) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def seat_players(
+    a: str,
+    b: str,
+    seating: tuple[int, ...],
+    seed: int,
+    budget: float | None,
+    a_set: tuple[tuple[str, str], ...] = (),
+) -> list[ComputerPlayer]:
+    """One seating's players (``seating[s]``: 0 for A, 1 for B), seat s seeded
+    ``seed + s``, A's changed settings applied: how the arena seats a deal, for
+    anything that replays its deals."""
+    levels = (a, b)
+    seats = []
+    for s, who in enumerate(seating):
+        player = make_player(levels[who], seed=seed + s, time_budget=budget)
+        seats.append(tuned(player, a_set) if who == 0 else player)
+    return seats
+
+
 def play_deal(
     args: tuple[str, str, int, bool, int, float | None, tuple[tuple[str, str], ...]],
 ) -> list[HandRecord]:
@@ -151,12 +172,7 @@ def play_deal(
     variant = _variant(players, bidding)
     records = []
     for k, seating in enumerate(seatings(players)):
-        levels = (a, b)
-        seats = [
-            make_player(levels[who], seed=seed * 100 + k * 10 + s, time_budget=budget)
-            for s, who in enumerate(seating)
-        ]
-        seats = [tuned(p, a_set) if who == 0 else p for p, who in zip(seats, seating, strict=True)]
+        seats = seat_players(a, b, seating, seed * 100 + k * 10, budget, a_set)
         m, _ = Match.new(variant, seed)
         times: tuple[list[float], list[float]] = ([], [])
         slow: list[tuple[int, float, str, float]] = []
