@@ -24,7 +24,7 @@ from collections import Counter
 from core import Match, PlayCard, Variant
 from core.arena import parse_settings, seat_players, seatings
 from core.events import HandEnded
-from core.players.hard import dds_card_tricks
+from core.players.double_dummy import dds_card_tricks
 from core.players.oracle import OraclePlayer
 from core.scoring import TRICKS_TO_WIN
 

@@ -7,8 +7,8 @@ hand holds at most ``--cards`` cards, then times hard's exact search of the endi
 on three deals sampled from the seat to play's view (its distinct legal cards): the
 cost of one sample of hard's exact ending, which decides how many fit in a budget.
 Two searches are timed on the same deals: the one on engine copies
-(:func:`core.players.hard.exact_values`, the baseline) and the one hard uses
-(:func:`core.players.hard.exact_ending`: the bitboard solvers of
+(:func:`core.players.exact.exact_values`, the baseline) and the one hard uses
+(:func:`core.players.exact.exact_ending`: the bitboard solvers of
 :mod:`core.players.endgame`, minimax with two players and max^n with three); the run
 stops if they ever disagree.
 """
@@ -22,7 +22,7 @@ import time
 
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import exact_ending, exact_values
+from core.players.exact import exact_ending, exact_values
 from core.players.knowledge import Knowledge
 from core.players.search import SearchMatch, distinct_cards, view_sample
 from core.variant import Variant

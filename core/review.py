@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .cards import CARDS, SUIT_MASKS, Card, CardSet
-from .players.hard import dds_card_tricks  # the solver, as the hard player uses it
+from .players.double_dummy import dds_card_tricks
 from .trick import winning_play
 
 __all__ = ["CostlyPlay", "HandReview", "review_hand"]

@@ -5,7 +5,7 @@ reply, and the hand ends when a seat has 7 tricks. :func:`ending_values` solves 
 by minimax over whole tricks on two card masks, remembering each position (the two
 hands, who leads, the tricks won), with cards of one suit that no card of the other
 hand separates counted once. It returns the same values as searching the ending on
-engine copies (:func:`.hard.exact_values`, which the tests hold it to) at a small
+engine copies (:func:`.exact.exact_values`, which the tests hold it to) at a small
 part of the cost, so the exact search can start with more cards in the hands.
 :func:`ending_values_3p` does the same for three players (max^n: each seat plays for
 its own points).
@@ -144,7 +144,7 @@ def ending_values_3p(
     seat playing for its own utility. ``trick`` is the trick in progress (its
     ``(seat, card)`` plays, ``me`` next), ``won`` the tricks each seat has taken,
     ``total`` the tricks of a hand. The same values, ties broken the same way (the
-    first of the lowest distinct cards), as :func:`.hard.exact_values` on engine
+    first of the lowest distinct cards), as :func:`.exact.exact_values` on engine
     copies; positions at the start of a trick are remembered."""
     memo: dict[tuple[CardSet, CardSet, CardSet, int, tuple[int, int, int]], _Vector] = {}
     ends: dict[tuple[int, int, int], _Vector | None] = {}

@@ -5,19 +5,21 @@ everything its seat has seen (:func:`.search.view_sample`), scores every legal c
 each sample and plays the best on average. Sampling stops when the per-move time
 budget is spent (anytime), and never uses anything but the seat's own view.
 
-* 4 players: each sample is solved double dummy by DDS (endplay). Hokm's hand ends
-  when a side has 7 tricks, and with every card known a side can reach 7 tricks iff
-  its double-dummy trick count (all 13 tricks played) reaches 7, so the DDS trick
-  count of each card maps exactly onto won/lost. A 7-0 (kot) is approximated by
-  "takes every remaining trick". Each card's score on a sample adds the result of a
-  rule-based playout of that deal (``playout_weight``): double dummy assumes every
-  seat sees every card, the playout how people tend to go on; the blend measured
-  better than double dummy alone (core/players/RESULTS.md). Sampled deals are
-  weighted by how well the rules explain the others' past plays (:mod:`.inference`).
+* 4 players: each sample is solved double dummy by DDS (endplay, through
+  :mod:`.double_dummy`). Hokm's hand ends when a side has 7 tricks, and with every
+  card known a side can reach 7 tricks iff its double-dummy trick count (all 13
+  tricks played) reaches 7, so the DDS trick count of each card maps exactly onto
+  won/lost. A 7-0 (kot) is approximated by "takes every remaining trick". Each
+  card's score on a sample adds the result of a rule-based playout of that deal
+  (``playout_weight``): double dummy assumes every seat sees every card, the playout
+  how people tend to go on; the blend measured better than double dummy alone
+  (core/players/RESULTS.md). Sampled deals are weighted by how well the rules
+  explain the others' past plays (:mod:`.inference`).
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
   ``Match.play``) of deals weighted by the same inference (by default with 2
   players only), and an exact search of the whole ending once few cards are left
-  (on bitboards, :mod:`.endgame`: two players minimax, three players max^n).
+  (:mod:`.exact`; on bitboards, :mod:`.endgame`: two players minimax, three players
+  max^n).
 * Trump choice: 4 players by DDS on sampled completions of the deal; 3 players by
   playouts; 2 players by the rules. Bids (seed 004) from playouts. 2-player
   discards and draws use the rules (searching them, :mod:`.drawing`, measured no
@@ -38,15 +40,15 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from ..cards import CARDS, Card, CardSet, Suit, mask_of
-from ..match import Match, Phase, SeatView
+from ..cards import Card, CardSet, Suit, mask_of
+from ..match import Phase, SeatView
 from ..scoring import TRICKS_TO_WIN, bidding_points
 from ..variant import Kind
 from .clock import Clock, OutOfTime
+from .double_dummy import dds_card_tricks, dds_cards_reaching
 from .drawing import DrawSearch
-from .endgame import ending_values, ending_values_3p
+from .exact import exact_ending
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
@@ -55,7 +57,6 @@ from .rules import PlayState, RulePlayer, choose_trump_rule, rule_card, state_fr
 from .search import (
     SearchMatch,
     distinct_cards,
-    distinct_runs,
     hand_from,
     hand_value,
     playout,
@@ -63,10 +64,7 @@ from .search import (
     settled,
     view_sample,
 )
-from .solver import cost_key, dds, solve
-
-if TYPE_CHECKING:
-    from endplay import _dds
+from .solver import dds
 
 #: normal's corrected following rules, without its look-ahead: a playout policy.
 _CORRECTED = NormalPlayer(seed=0)
@@ -79,103 +77,7 @@ def _policy(corrected: int) -> Callable[[PlayState], Card]:
     return _CORRECTED.card if corrected else rule_card
 
 
-__all__ = [
-    "HardPlayer",
-    "dds_card_tricks",
-    "dds_cards_reaching",
-    "exact_ending",
-    "exact_values",
-]
-
-
-# ----------------------------------------------------------------------- DDS
-
-
-def _dds_deal(
-    hands: list[CardSet],
-    trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
-    leader: int,
-    trump: int,
-) -> _dds.deal:
-    """A DDS deal: seats 0..3 in playing order map onto North, East, South, West
-    (DDS plays clockwise in that order, and partners sit opposite in both); the
-    current trick is DDS's ``first`` (its leader) plus the cards played so far."""
-    d = dds().deal()
-    d.trump = trump
-    d.first = leader
-    for p in range(4):
-        h = hands[p]
-        for s in range(4):
-            d.remainCards[p][s] = (h >> (13 * s) & 0x1FFF) << 2
-    for i in range(3):
-        if i < len(trick):
-            c = trick[i][1]
-            d.currentTrickSuit[i] = c // 13
-            d.currentTrickRank[i] = c % 13 + 2
-        else:
-            d.currentTrickSuit[i] = 0
-            d.currentTrickRank[i] = 0
-    return d
-
-
-def dds_card_tricks(
-    hands: list[CardSet],
-    trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
-    leader: int,
-    trump: int,
-    mode_optimal_one: bool = False,
-    clock: Clock | None = None,
-) -> dict[int, int]:
-    """Double-dummy tricks (of those left, the current one included) for the side
-    of the seat to play, for each card it may play: ``{card: tricks}``.
-
-    With a ``clock``, the solve is started only if its cost (estimated from the
-    solves of the same size so far, :data:`DDS_COSTS`) fits; else
-    :class:`~.clock.OutOfTime` is raised."""
-    d = _dds_deal(hands, trick, leader, trump)
-    fut = dds().futureTricks()
-    solutions = 1 if mode_optimal_one else 3
-    target = -1 if mode_optimal_one else 0
-    solve(d, target, solutions, fut, cost_key(hands, -1), clock)
-    out: dict[int, int] = {}
-    for i in range(fut.cards):
-        score = fut.score[i]
-        suit = fut.suit[i]
-        ranks = (1 << fut.rank[i]) | fut.equals[i]
-        for r in range(2, 15):
-            if ranks >> r & 1:
-                out[suit * 13 + r - 2] = score
-    return out
-
-
-def dds_cards_reaching(
-    hands: list[CardSet],
-    trick: list[tuple[int, int]] | tuple[tuple[int, int], ...],
-    leader: int,
-    trump: int,
-    target: int,
-    clock: Clock | None = None,
-) -> CardSet:
-    """The cards with which the side of the seat to play can still take ``target``
-    of the remaining tricks, double dummy (a set; 0 if none can).
-
-    Asking DDS a yes/no question is 3-5 times faster than scoring every card, which
-    is what makes enough samples affordable in the first tricks.
-
-    With a ``clock``, a solve that would not fit in its time is not started
-    (:class:`~.clock.OutOfTime`), as in :func:`dds_card_tricks`.
-    """
-    d = _dds_deal(hands, trick, leader, trump)
-    fut = dds().futureTricks()
-    solve(d, target, 2, fut, cost_key(hands, target), clock)
-    out = 0
-    for i in range(fut.cards):
-        if fut.score[i] < target:
-            continue
-        suit = fut.suit[i]
-        ranks = (1 << fut.rank[i]) | fut.equals[i]
-        out |= (ranks >> 2) << (13 * suit)
-    return out
+__all__ = ["HardPlayer"]
 
 
 def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
@@ -188,108 +90,6 @@ def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
 
 
 # ------------------------------------------------------------ engine search
-
-
-def _distinct(m: Match, seat: int) -> list[Card]:
-    """The seat's playable cards without those equivalent to a lower one kept
-    (touching once played cards are ignored): playing either gives the same result."""
-    others = 0
-    for s, h in enumerate(m.hands):
-        if s != seat:
-            others |= h
-    for _, c in m.trick:
-        others |= 1 << c
-    return [CARDS[c] for c in distinct_runs(m._playable(seat), others)]
-
-
-def _negamax(m: Match, me: int, before: list[int], alpha: float, beta: float) -> float:
-    """Two players: exact value for the seat to move (zero-sum)."""
-    seat = m.turn
-    best = -1e9
-    for c in _distinct(m, seat):
-        child = m.copy()
-        child.play(seat, c)  # type: ignore[arg-type]
-        if child.phase is not Phase.PLAY:
-            val = hand_value(child, seat, before)  # type: ignore[arg-type]
-        elif child.turn == seat:
-            val = _negamax(child, me, before, alpha, beta)
-        else:
-            val = -_negamax(child, me, before, -beta, -alpha)
-        if val > best:
-            best = val
-            if val > alpha:
-                alpha = val
-                if alpha >= beta:
-                    break
-    return best
-
-
-def _maxn(m: Match, before: list[int]) -> list[float]:
-    """Three players: max^n value (each seat maximises its own utility)."""
-    seat = m.turn
-    best: list[float] | None = None
-    for c in _distinct(m, seat):
-        child = m.copy()
-        child.play(seat, c)  # type: ignore[arg-type]
-        if child.phase is not Phase.PLAY:
-            u = [hand_value(child, s, before) for s in range(m.n)]
-        else:
-            u = _maxn(child, before)
-        if best is None or u[seat] > best[seat]:  # type: ignore[index]
-            best = u
-    assert best is not None
-    return best
-
-
-def exact_values(m: Match, cards: list[Card]) -> dict[Card, float]:
-    """Exact value of each of the seat to move's ``cards`` in a perfect-information
-    ending (2 players: alpha-beta; 3 players: max^n)."""
-    seat = m.turn
-    before = list(m.scores)
-    out: dict[Card, float] = {}
-    for c in cards:
-        child = m.copy()
-        child.play(seat, c)  # type: ignore[arg-type]
-        if child.phase is not Phase.PLAY:
-            out[c] = hand_value(child, seat, before)  # type: ignore[arg-type]
-        elif m.n == 2:
-            v = _negamax(child, seat, before, -1e9, 1e9)  # type: ignore[arg-type]
-            out[c] = v if child.turn == seat else -v
-        else:
-            out[c] = _maxn(child, before)[seat]  # type: ignore[index]
-    return out
-
-
-def exact_ending(m: Match, cards: list[Card], bitboards: bool = True) -> dict[Card, float]:
-    """:func:`exact_values`, on bitboards (:mod:`.endgame`: the same values at a
-    fraction of the cost) unless ``bitboards`` is off."""
-    if not bitboards or m.n not in (2, 3) or m.variant.kind is not Kind.CLASSIC:
-        return exact_values(m, cards)
-    me: int = m.turn  # type: ignore[assignment]
-    trick = m.trick
-    if m.n == 3:
-        return ending_values_3p(  # type: ignore[return-value]
-            (m.hands[0], m.hands[1], m.hands[2]),
-            me,
-            list(trick),
-            (m.tricks_won[0], m.tricks_won[1], m.tricks_won[2]),
-            int(m.trump),  # type: ignore[arg-type]
-            m.hakem,  # type: ignore[arg-type]
-            list(cards),
-            m.variant.tricks_per_hand,
-        )
-    return ending_values(  # type: ignore[return-value]
-        (m.hands[0], m.hands[1]),
-        me,
-        trick[0][0] if trick else me,
-        trick[0][1] if trick else None,
-        (m.tricks_won[0], m.tricks_won[1]),
-        int(m.trump),  # type: ignore[arg-type]
-        m.hakem,  # type: ignore[arg-type]
-        list(cards),
-    )
-
-
 # ----------------------------------------------------------------- player
 
 

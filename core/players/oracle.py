@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..cards import Card
 from ..match import Match, SeatView
 from ..variant import Kind
-from .hard import dds_card_tricks
+from .double_dummy import dds_card_tricks
 from .rules import RulePlayer
 
 __all__ = ["OraclePlayer"]

@@ -94,7 +94,7 @@ def test_cost_table_learns_from_what_steps_cost() -> None:
 def test_a_solve_that_overruns_is_left_behind() -> None:
     """A solve still running at the clock's give-up time is abandoned: the decision
     goes on (OutOfTime), the solver finishes it aside and is free again after."""
-    from core.players.hard import dds_cards_reaching
+    from core.players.double_dummy import dds_cards_reaching
     from core.players.solver import DDS_COSTS
 
     rng = random.Random(3)

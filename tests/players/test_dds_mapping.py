@@ -9,7 +9,7 @@ import pytest
 
 from core.cards import Suit, cards_in
 from core.match import Match, Phase
-from core.players.hard import dds_card_tricks, dds_cards_reaching
+from core.players.double_dummy import dds_card_tricks, dds_cards_reaching
 from core.variant import Variant
 
 

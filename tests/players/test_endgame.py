@@ -11,7 +11,7 @@ from core.cards import cards_in, mask_of
 from core.match import Match, Phase
 from core.players import make_player
 from core.players.endgame import ending_values
-from core.players.hard import exact_ending, exact_values
+from core.players.exact import exact_ending, exact_values
 from core.players.knowledge import Knowledge
 from core.players.search import SearchMatch, distinct_cards, view_sample
 from core.variant import Variant
