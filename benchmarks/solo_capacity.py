@@ -10,6 +10,9 @@ the computers' three, so it includes their thinking), plays a second and the CPU
 the bot and its children. The process holds a count while press→answer stays under
 ``--limit`` ms at p99 (the issue's 200 ms); the largest such count is printed.
 The 1-minute load average is printed with each count.
+
+With ``--baseline-ref REF`` the checkout at REF is measured too, right after today's
+bot at each count (loadtest's ``baseline`` bot): before and after in one run.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import tempfile
 from pathlib import Path
 
 
-def phase(tables: int, opts: argparse.Namespace, out: Path) -> dict:
+def phase(tables: int, opts: argparse.Namespace, out: Path) -> list[dict]:
+    """One loadtest run at ``tables`` tables: a result per bot measured."""
     cmd = [
         sys.executable,
         "-m",
@@ -31,7 +35,7 @@ def phase(tables: int, opts: argparse.Namespace, out: Path) -> dict:
         "--mode",
         "computers",
         "--bots",
-        "hokm",
+        "hokm,baseline" if opts.baseline_ref else "hokm",
         "--computer-tables",
         str(tables),
         "--think",
@@ -45,8 +49,10 @@ def phase(tables: int, opts: argparse.Namespace, out: Path) -> dict:
         "--out",
         str(out),
     ]
+    if opts.baseline_ref:
+        cmd += ["--baseline-ref", opts.baseline_ref]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return json.loads(out.read_text())["results"][0]
+    return json.loads(out.read_text())["results"]
 
 
 def main() -> int:
@@ -57,28 +63,34 @@ def main() -> int:
     p.add_argument("--duration", type=float, default=30.0, help="measured seconds a count")
     p.add_argument("--level", default="hard")
     p.add_argument("--limit", type=float, default=200.0, help="p99 press→answer, ms")
+    p.add_argument("--baseline-ref", help="a commit to measure beside today's, at each count")
     opts = p.parse_args()
-    held = 0
+    held: dict[str, int] = {}
     print(
         f"{opts.level} computers, budget {opts.budget} s, a press {opts.think} s after the"
         f" turn shows, {os.cpu_count()} cores"
     )
-    print("tables  load  plays/s  answer p50/p99 ms  table edit p50/p99 ms  CPU bot+children")
+    print(
+        "bot                tables  load  plays/s  answer p50/p99 ms"
+        "  table edit p50/p99 ms  CPU bot+children"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in opts.tables.split(",")):
-            r = phase(n, opts, Path(tmp) / f"{n}.json")
-            c = r["computers"]
-            a, e = c["answer_ms"], c["table_edit_ms"]
-            cpu = r["cpu_share"] + r["children_cpu_share"]
-            print(
-                f"{n:>6}  {os.getloadavg()[0]:>4.1f}  {r['plays_per_s']:>7.2f}"
-                f"  {a['p50']:>7.1f} / {a['p99']:>7.1f}  {e['p50']:>9.0f} / {e['p99']:>9.0f}"
-                f"  {cpu:>6.2f} cores",
-                flush=True,
-            )
-            if a["p99"] is not None and a["p99"] < opts.limit:
-                held = max(held, n)
-    print(f"largest count with press→answer p99 < {opts.limit:.0f} ms: {held}")
+            for r in phase(n, opts, Path(tmp) / f"{n}.json"):
+                c = r["computers"]
+                a, e = c["answer_ms"], c["table_edit_ms"]
+                cpu = r["cpu_share"] + r["children_cpu_share"]
+                print(
+                    f"{r['bot']:<18} {n:>6}  {os.getloadavg()[0]:>4.1f}  {r['plays_per_s']:>7.2f}"
+                    f"  {a['p50']:>7.1f} / {a['p99']:>7.1f}"
+                    f"  {e['p50']:>9.0f} / {e['p99']:>9.0f}  {cpu:>6.2f} cores",
+                    flush=True,
+                )
+                held.setdefault(r["bot"], 0)
+                if a["p99"] is not None and a["p99"] < opts.limit:
+                    held[r["bot"]] = max(held[r["bot"]], n)
+    for bot, n in held.items():
+        print(f"{bot}: largest count with press→answer p99 < {opts.limit:.0f} ms: {n}")
     return 0
 
 
