@@ -137,6 +137,10 @@ class HardPlayer(RulePlayer):
     #: (and the rule-based level) really go on, so the blend trusts fewer finesses
     #: that only work with the cards face up. 0 / 1 / 2 measured in RESULTS.md.
     playout_weight = 2.0
+    #: ... on leads too (off: leads are scored by double dummy alone, the other cards
+    #: with the blend; benchmarks/dd_errors.py counted a third fewer decisive lead
+    #: errors without the playouts, and more decisive errors following).
+    lead_playouts = True
     #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
     #: rules with normal's corrections to following (no look-ahead).
     playout_policy = 0
@@ -270,6 +274,7 @@ class HardPlayer(RulePlayer):
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
         model = _policy(self.inference_policy)
+        weight_playouts = self.playout_weight if view.trick or self.lead_playouts else 0.0
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []
         samples = 0
@@ -354,7 +359,7 @@ class HardPlayer(RulePlayer):
                         ours = won_us + t
                         theirs = won_them + left - t
                         row[c] = _sided_points(ours, theirs, we_hakem) + 0.01 * t
-            if self.playout_weight:
+            if weight_playouts:
                 base = SearchMatch.from_view(view, hands)
                 before = list(base.scores)
                 policy = _policy(self.playout_policy)
@@ -362,7 +367,7 @@ class HardPlayer(RulePlayer):
                     m = base.copy()
                     m.play(me, c)
                     playout(m, know.voids, policy)
-                    row[c] += self.playout_weight * hand_value(m, me, before)
+                    row[c] += weight_playouts * hand_value(m, me, before)
             for c in cards:
                 totals[c] += weight * row[c]
             rows.append((weight, row))

@@ -229,3 +229,42 @@ def test_leads_by_the_rules_when_lead_search_is_off() -> None:
             action = normal.act(view)
         m.apply(m.turn, action)
     assert leads > 0
+
+
+def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> None:
+    """``lead_playouts`` off: no rule playout is run while hard leads, and follows
+    still blend them in; on (the default), leads run them too."""
+    import core.players.hard as hard_module
+
+    real = hard_module.playout
+    calls: list[bool] = []  # for each playout: was the decision a lead?
+    leading = [False]
+
+    def counting(*args, **kwargs):
+        calls.append(leading[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hard_module, "playout", counting)
+
+    def play_hand(lead_playouts: bool) -> None:
+        calls.clear()
+        m, _ = Match.new(Variant.four(), seed=11)
+        # A sample cap, not the clock, ends each search: every decision gets its
+        # samples however busy the machine is.
+        p = make_player("hard", seed=1, time_budget=10.0)
+        assert isinstance(p, HardPlayer)
+        p.max_samples = 3
+        p.lead_playouts = lead_playouts
+        normal = make_player("normal0", seed=2)
+        while m.phase is not Phase.PLAY:
+            m.apply(m.turn, normal.act(m.view(m.turn)))
+        hand = m.hand_no
+        while m.hand_no == hand and m.phase is Phase.PLAY:
+            view = m.view(m.turn)
+            leading[0] = not view.trick
+            m.apply(m.turn, (p if m.turn % 2 == 0 else normal).act(view))
+
+    play_hand(lead_playouts=False)
+    assert False in calls and True not in calls
+    play_hand(lead_playouts=True)
+    assert True in calls and False in calls
