@@ -9,10 +9,9 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   :mod:`.double_dummy`). Hokm's hand ends when a side has 7 tricks, and with every
   card known a side can reach 7 tricks iff its double-dummy trick count (all 13
   tricks played) reaches 7, so the DDS trick count of each card maps exactly onto
-  won/lost. A 7-0 (kot) is approximated by "takes every remaining trick". Each
-  card's score on a sample adds the result of a rule-based playout of that deal
-  (``playout_weight``): double dummy assumes every seat sees every card, the playout
-  how people tend to go on; the blend measured better than double dummy alone
+  won/lost. A 7-0 (kot) is approximated by "takes every remaining trick". A blend
+  with rule-based playouts of each sampled deal (``playout_weight``) is kept as a
+  setting: it helped against the old rule player and not against today's levels
   (core/players/RESULTS.md). Sampled deals are weighted by how well the rules
   explain the others' past plays (:mod:`.inference`).
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
@@ -133,13 +132,15 @@ class HardPlayer(RulePlayer):
     candidate_weight = 1.0
     #: 4 players: add this times the result of a rule-based playout of the sampled
     #: deal to each card's double-dummy score (0: double dummy only). Double dummy
-    #: credits every seat with seeing all cards; a playout of the rules is how people
-    #: (and the rule-based level) really go on, so the blend trusts fewer finesses
-    #: that only work with the cards face up. 0 / 1 / 2 measured in RESULTS.md.
-    playout_weight = 2.0
+    #: credits every seat with seeing all cards; a playout of the rules models how
+    #: the rule-based levels go on. Weight 2 won against ``normal0`` (+3.1, SE 1.5),
+    #: but weight 0 won against the yardstick (+3.2, SE 1.0, 732 fresh pairs) and
+    #: matched it against today's normal (+0.9, SE 1.1, 835 load-matched fresh
+    #: pairs), at a little less CPU: RESULTS.md, "Issue 25, eighth session".
+    playout_weight = 0.0
     #: ... on leads too (off: leads are scored by double dummy alone, the other cards
-    #: with the blend; benchmarks/dd_errors.py counted a third fewer decisive lead
-    #: errors without the playouts, and more decisive errors following).
+    #: with the blend; a measurement: benchmarks/dd_errors.py put most of the
+    #: playouts' cost on leads).
     lead_playouts = True
     #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
     #: rules with normal's corrections to following (no look-ahead).

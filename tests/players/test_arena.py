@@ -42,7 +42,7 @@ def test_hard_beats_random_two_players() -> None:
 
 def test_hard_beats_random_four_players() -> None:
     """A seeded mini-arena of 200 four-player hands: even with almost no thinking
-    time (one or two sampled deals per card, each a noisy double-dummy-plus-playout
+    time (one or two sampled deals per card, each a noisy double-dummy
     score) the search beats random play widely (it won 77-80% here; equal players 50%)."""
     r = run_arena("hard", "random", players=4, deals=100, seed=780, budget=0.003)
     assert r.hands == 200

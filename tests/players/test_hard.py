@@ -254,6 +254,7 @@ def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> No
         p = make_player("hard", seed=1, time_budget=10.0)
         assert isinstance(p, HardPlayer)
         p.max_samples = 3
+        p.playout_weight = 2.0
         p.lead_playouts = lead_playouts
         normal = make_player("normal0", seed=2)
         while m.phase is not Phase.PLAY:
