@@ -88,7 +88,6 @@ def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
     return -float(p)
 
 
-# ------------------------------------------------------------ engine search
 # ----------------------------------------------------------------- player
 
 
@@ -138,9 +137,9 @@ class HardPlayer(RulePlayer):
     #: matched it against today's normal (+0.9, SE 1.1, 835 load-matched fresh
     #: pairs), at a little less CPU: RESULTS.md, "Issue 25, eighth session".
     playout_weight = 0.0
-    #: ... on leads too (off: leads are scored by double dummy alone, the other cards
-    #: with the blend; a measurement: benchmarks/dd_errors.py put most of the
-    #: playouts' cost on leads).
+    #: ... on leads too, when ``playout_weight`` is set (off: leads are scored by
+    #: double dummy alone, the other cards with the blend; a measurement:
+    #: benchmarks/dd_errors.py put most of the playouts' cost on leads).
     lead_playouts = True
     #: Who plays the seats in those playouts: 0 the rules (``normal0``), 1 the
     #: rules with normal's corrections to following (no look-ahead).
