@@ -51,7 +51,7 @@ from .exact import exact_ending
 from .inference import play_likelihood
 from .knowledge import Knowledge
 from .normal import NormalPlayer
-from .particles import DealPool
+from .particles import DealPool, hand_key
 from .rules import PlayState, RulePlayer, choose_trump_rule, rule_card, state_from_view
 from .search import (
     SearchMatch,
@@ -168,6 +168,8 @@ class HardPlayer(RulePlayer):
     reuse_floor = 0.01
     #: ... and drawing at most this share of the pool's size afresh per decision.
     reuse_fresh = 0.5
+    #: ... keeping the pools of this many hands (seats of tables) at most.
+    pools_kept = 64
     #: 4 players: score cards by double dummy at all (off: the playouts alone, as
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
@@ -201,6 +203,7 @@ class HardPlayer(RulePlayer):
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
         super().__init__(seed)
         self.time_budget = time_budget
+        self._pools: dict[tuple, DealPool] = {}
         dds()
 
     def act(self, view: SeatView):
@@ -281,10 +284,7 @@ class HardPlayer(RulePlayer):
         weights = 0.0
         pool: DealPool | None = None
         if infer and self.reuse_deals > 0:
-            pool = getattr(self, "_pool", None)
-            if pool is None or pool.size != self.reuse_deals:
-                fresh = max(1, round(self.reuse_fresh * self.reuse_deals))
-                pool = self._pool = DealPool(self.reuse_deals, self.reuse_floor, fresh)
+            pool = self._pool_for(view, know)
             pool.update(view, know, self.rng, surprise, model, clock)
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
@@ -383,6 +383,23 @@ class HardPlayer(RulePlayer):
         if not samples or weights <= 0:
             return None
         return ({c: t / weights for c, t in totals.items()}, samples)
+
+    def _pool_for(self, view: SeatView, know: Knowledge) -> DealPool:
+        """The deal pool of this seat's hand. One player may think for many seats:
+        the bot's worker processes keep one player per level for every table, so the
+        pools are kept per hand (:func:`.particles.hand_key`), the least recently
+        used dropped past ``pools_kept``."""
+        pools = self._pools
+        key = hand_key(view, know)
+        pool = pools.pop(key, None)
+        if pool is None or pool.size != self.reuse_deals:
+            fresh = max(1, round(self.reuse_fresh * self.reuse_deals))
+            pool = DealPool(self.reuse_deals, self.reuse_floor, fresh)
+        pools[key] = pool  # the most recently used last
+        while len(pools) > self.pools_kept:
+            del pools[next(iter(pools))]
+        self._pool = pool
+        return pool
 
     def _weighted_deal(
         self,

@@ -38,7 +38,7 @@ from .knowledge import Knowledge
 from .rules import PlayState
 from .search import view_sample
 
-__all__ = ["DealPool", "repair"]
+__all__ = ["DealPool", "hand_key", "repair"]
 
 
 def _void_mask(voids: int) -> CardSet:
@@ -100,6 +100,20 @@ def repair(
     return d
 
 
+def hand_key(view: SeatView, know: Knowledge) -> tuple:
+    """What tells one seat's hand from every other: the seat, the trump, the hakem,
+    the seat's cards as dealt and the match score. A pool serves one such key."""
+    mine = know.hand
+    for t in view.tricks:
+        for s, c in t.plays:
+            if s == know.seat:
+                mine |= 1 << c
+    for s, c in view.trick:
+        if s == know.seat:
+            mine |= 1 << c
+    return (know.seat, view.trump, view.hakem, mine, tuple(view.scores))
+
+
 class DealPool:
     """Up to ``size`` weighted deals of one seat's hand, kept between its decisions
     (4-player classic play). :meth:`update` brings them up to date with a view,
@@ -142,8 +156,7 @@ class DealPool:
         played_by = [0] * len(view.hand_sizes)
         for s, c in plays:
             played_by[s] |= 1 << c
-        mine = know.hand | played_by[me]
-        key = (me, view.trump, view.hakem, mine, tuple(view.scores))
+        key = hand_key(view, know)
         history = tuple(plays)
         if key != self.key or history[: len(self.history)] != self.history:
             self.key = key

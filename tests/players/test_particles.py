@@ -224,3 +224,31 @@ def test_pool_keeps_the_clock() -> None:
         m.apply(m.turn, action)
     assert decisions >= 5
     assert worst < 0.8
+
+
+def test_one_player_thinking_for_two_seats_keeps_a_pool_for_each() -> None:
+    """The bot's worker processes keep one hard player per level for every seat of
+    every table: each seat's hand keeps its own deals from one decision to its next,
+    instead of the two seats wiping one shared pool in turn."""
+    m = _game(650)
+    p = _hard(4)
+    others = make_player("normal0", seed=3)
+    while m.phase is Phase.PLAY and m.hand_no == 1:
+        view = m.view(m.turn)
+        m.apply(m.turn, (p if m.turn % 2 == 0 else others).act(view))
+    assert sorted(key[0] for key in p._pools) == [0, 2]
+    assert all(pool.kept > 0 for pool in p._pools.values())
+
+
+def test_pools_of_old_hands_are_dropped() -> None:
+    p = _hard(5, pools_kept=3)
+    for seed in range(5):
+        m = _game(660 + seed)
+        while m.phase is Phase.PLAY and m.turn != 0:
+            m.apply(m.turn, make_player("normal0", seed=1).act(m.view(m.turn)))
+        for _ in range(2):  # two decisions of seat 0 in this hand
+            while m.turn != 0:
+                m.apply(m.turn, make_player("normal0", seed=1).act(m.view(m.turn)))
+            m.apply(0, p.act(m.view(0)))
+    assert len(p._pools) == 3
+    assert p._pool in p._pools.values()
