@@ -13,7 +13,9 @@ budget is spent (anytime), and never uses anything but the seat's own view.
   with rule-based playouts of each sampled deal (``playout_weight``) is kept as a
   setting: it helped against the old rule player and not against today's levels
   (core/players/RESULTS.md). Sampled deals are weighted by how well the rules
-  explain the others' past plays (:mod:`.inference`).
+  explain the others' past plays (:mod:`.inference`), and kept, with their weights,
+  from one decision of the seat to its next within a hand (:mod:`.particles`), so
+  the inference is paid for once per deal rather than once per decision.
 * 2 and 3 players: rule-based playouts on engine copies (``Match.from_view`` then
   ``Match.play``) of deals weighted by the same inference (by default with 2
   players only), and an exact search of the whole ending once few cards are left
@@ -163,7 +165,11 @@ class HardPlayer(RulePlayer):
     #: a hand (:mod:`.particles`; 0: fresh candidate deals every decision). The
     #: solved deals are then drawn from the pool in proportion to their weights, and
     #: a deal drawn again reuses its scores; ``max_samples`` counts distinct deals.
-    reuse_deals = 0
+    #: On since the ninth session: with double dummy alone it played even with fresh
+    #: deals (−0.1, SE 1.0, over 608 fresh pairs against the yardstick; −0.4, SE 1.1, over 503
+    #: against normal) at half the CPU per decision (69 against 142 ms). With the rule
+    #: playouts it had cost 3.3 points (SE 1.3): RESULTS.md, "Issue 25, ninth session".
+    reuse_deals = 128
     #: ... dropping kept deals whose weight falls below this times the best one.
     reuse_floor = 0.01
     #: ... and drawing at most this share of the pool's size afresh per decision.
