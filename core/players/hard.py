@@ -174,8 +174,11 @@ class HardPlayer(RulePlayer):
     reuse_floor = 0.01
     #: ... and drawing at most this share of the pool's size afresh per decision.
     reuse_fresh = 0.5
-    #: ... keeping the pools of this many hands (seats of tables) at most.
-    pools_kept = 64
+    #: ... keeping the pools of this many hands (seats of tables) at most: a bot's
+    #: think process serves every computer seat, three a solo table (at 64, 40 solo
+    #: tables' 120 seats wiped each other's pools: benchmarks.solo_capacity). A full
+    #: pool of 128 deals is about 36 KiB, so 256 pools are about 9 MiB a process.
+    pools_kept = 256
     #: 4 players: score cards by double dummy at all (off: the playouts alone, as
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
