@@ -15,7 +15,7 @@ from core.players import make_player
 from core.players.hard import HardPlayer, _policy
 from core.players.inference import play_likelihood
 from core.players.knowledge import Knowledge
-from core.players.particles import DealPool, repair
+from core.players.particles import DealPool, hand_key, repair
 from core.players.search import view_sample
 from core.variant import Variant
 
@@ -241,14 +241,20 @@ def test_one_player_thinking_for_two_seats_keeps_a_pool_for_each() -> None:
 
 
 def test_pools_of_old_hands_are_dropped() -> None:
+    """Past ``pools_kept`` hands, the least recently used hands' pools go."""
     p = _hard(5, pools_kept=3)
+    normal = make_player("normal0", seed=1)
+    keys = []
     for seed in range(5):
         m = _game(660 + seed)
-        while m.phase is Phase.PLAY and m.turn != 0:
-            m.apply(m.turn, make_player("normal0", seed=1).act(m.view(m.turn)))
-        for _ in range(2):  # two decisions of seat 0 in this hand
+        key = None
+        while key not in p._pools:  # seat 0 plays until a decision of it uses a pool
+            assert m.phase is Phase.PLAY and m.hand_no == 1
             while m.turn != 0:
-                m.apply(m.turn, make_player("normal0", seed=1).act(m.view(m.turn)))
-            m.apply(0, p.act(m.view(0)))
-    assert len(p._pools) == 3
-    assert p._pool in p._pools.values()
+                m.apply(m.turn, normal.act(m.view(m.turn)))
+            view = m.view(0)
+            key = hand_key(view, Knowledge(view))
+            m.apply(0, p.act(view))
+        keys.append(key)
+    assert list(p._pools) == keys[-3:]
+    assert p._pool is p._pools[keys[-1]]
