@@ -51,20 +51,12 @@ RUN chmod 755 /usr/local/bin/docker-entrypoint.sh \
     && chown hokm:hokm /data
 
 # HOKM_IN_CONTAINER: the bot's own messages (no token...) give docker commands.
-# MPLCONFIGDIR: matplotlib, imported by endplay (the hard player's solver), needs a
-# writable folder for its settings and font list; /tmp is writable by any --user.
 ENV HOKM_DATA_DIR=/data \
     HOKM_LOCALES_DIR=/app/locales \
-    HOKM_IN_CONTAINER=1 \
-    MPLCONFIGDIR=/tmp/matplotlib
+    HOKM_IN_CONTAINER=1
 
 VOLUME ["/data"]
 USER 10001:10001
-
-# matplotlib builds its font list on first import: done once here rather than at
-# every start; the folder stays writable (sticky, like /tmp) for another --user.
-RUN python -c "import matplotlib.font_manager" \
-    && chmod 1777 "$MPLCONFIGDIR"
 
 ENTRYPOINT ["docker-entrypoint.sh"]
 CMD ["python", "-m", "telegram_bot"]

@@ -186,10 +186,14 @@ def mask_of(cards: Iterable[int]) -> CardSet:
 
 
 def _suit_table(suit: int) -> tuple[tuple[Card, ...], ...]:
+    # Each pattern is the one without its highest card, plus that card: one short
+    # concatenation per pattern (every process start builds the four tables).
     base = suit * 13
-    return tuple(
-        tuple(CARDS[base + r] for r in range(13) if chunk >> r & 1) for chunk in range(1 << 13)
-    )
+    table: list[tuple[Card, ...]] = [()]
+    for chunk in range(1, 1 << 13):
+        top = chunk.bit_length() - 1
+        table.append(table[chunk ^ (1 << top)] + (CARDS[base + top],))
+    return tuple(table)
 
 
 #: ``SUIT_PATTERNS[suit][bits]``: the cards of one suit whose 13-bit pattern is

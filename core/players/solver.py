@@ -17,7 +17,10 @@ used by two solves at once, whichever threads the players think in.
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
 import queue
+import sys
 import threading
 import time
 from types import ModuleType
@@ -34,13 +37,33 @@ __all__ = ["DDS_COSTS", "dds", "solve"]
 
 @functools.cache
 def dds() -> ModuleType:
-    """endplay's DDS binding, imported on first use: importing endplay costs about half
-    a second of CPU, which every process start (the CLI's help, each worker) would pay
-    though most never seat a 4-player hard computer. :class:`~.hard.HardPlayer` loads
-    it when it is made, so no decision's clock pays for it."""
-    from endplay import _dds
+    """endplay's DDS binding, loaded on first use. :class:`~.hard.HardPlayer` loads
+    it when it is made, so no decision's clock pays for it.
 
-    return _dds
+    Only the binding (``endplay._dds``, a ctypes wrapper that imports the standard
+    library alone) is loaded, not the ``endplay`` package: the package's
+    ``__init__`` imports its dealer, and with it matplotlib, about a second of CPU
+    that every think worker and every hint or review process paid at its start
+    (35 ms for the binding alone)."""
+    loaded = sys.modules.get("endplay._dds")
+    if loaded is not None:
+        return loaded
+    package = importlib.util.find_spec("endplay")  # finds it without running __init__
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("endplay is not installed")
+    folder = os.path.join(package.submodule_search_locations[0], "_dds")
+    spec = importlib.util.spec_from_file_location(
+        "endplay._dds", os.path.join(folder, "__init__.py"), submodule_search_locations=[folder]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["endplay._dds"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["endplay._dds"]
+        raise
+    return module
 
 
 def _dds_prior(key) -> float:
