@@ -2,7 +2,8 @@
 
 With no command it runs the bot (``run``), so ``BOT_TOKEN=... python -m telegram_bot``
 stays the way to start it. The cluster's roles are also reachable as
-``python -m telegram_bot.runtime.cluster ROLE``, which docker-compose.yml uses.
+``python -m telegram_bot.runtime.cluster ROLE``; docker-compose.yml uses this front
+(see the cluster module for why).
 """
 
 from __future__ import annotations

@@ -183,9 +183,10 @@ def cluster(
     env: dict[str, str], log_dir: Path, workers: int
 ) -> tuple[Restartable, list[Restartable]]:
     """The webhook ingress and ``workers`` workers of ``telegram_bot.runtime.cluster``
-    (not started), each logging to ``log_dir``: the fleet's and the tests' topology."""
+    (not started), each logging to ``log_dir``: the fleet's and the tests' topology,
+    started as docker-compose.yml starts them (``python -m telegram_bot ROLE``)."""
     ingress = Restartable(
-        "telegram_bot.runtime.cluster",
+        "telegram_bot",
         ["ingress"],
         env,
         log_dir / "ingress.log",
@@ -193,7 +194,7 @@ def cluster(
     )
     procs = [
         Restartable(
-            "telegram_bot.runtime.cluster",
+            "telegram_bot",
             ["worker"],
             env,
             log_dir / f"worker{i}.log",

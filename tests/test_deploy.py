@@ -334,8 +334,10 @@ def test_compose_runs_an_ingress_and_two_workers_on_one_postgresql():
     services = compose()["services"]
     assert set(services) == {"ingress", "worker", "postgres"}, "no broker, nothing else"
     ingress, worker, postgres = services["ingress"], services["worker"], services["postgres"]
-    assert ingress["command"] == ["python", "-m", "telegram_bot.runtime.cluster", "ingress"]
-    assert worker["command"] == ["python", "-m", "telegram_bot.runtime.cluster", "worker"]
+    # The front, not telegram_bot.runtime.cluster: the think workers of a process
+    # started as that module imported the whole bot (its docstring says why).
+    assert ingress["command"] == ["python", "-m", "telegram_bot", "ingress"]
+    assert worker["command"] == ["python", "-m", "telegram_bot", "worker"]
     assert worker["deploy"]["replicas"] == 2
     for bot in (ingress, worker):
         assert bot["image"] == "hokm" and bot["build"] == "."
