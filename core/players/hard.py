@@ -293,8 +293,9 @@ class HardPlayer(RulePlayer):
         weights = 0.0
         pool: DealPool | None = None
         if infer and self.reuse_deals > 0:
-            pool = self._pool_for(view, know)
-            pool.update(view, know, self.rng, surprise, model, clock)
+            key = hand_key(view, know)
+            pool = self._pool_for(key)
+            pool.update(view, know, self.rng, surprise, model, clock, key=key)
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
         solved: dict[int, dict[Card, float]] = {}
@@ -393,13 +394,12 @@ class HardPlayer(RulePlayer):
             return None
         return ({c: t / weights for c, t in totals.items()}, samples)
 
-    def _pool_for(self, view: SeatView, know: Knowledge) -> DealPool:
-        """The deal pool of this seat's hand. One player may think for many seats:
+    def _pool_for(self, key: tuple) -> DealPool:
+        """The deal pool of the hand ``key`` (:func:`.particles.hand_key`), the most
+        recently used last in ``_pools``. One player may think for many seats:
         the bot's worker processes keep one player per level for every table, so the
-        pools are kept per hand (:func:`.particles.hand_key`), the least recently
-        used dropped past ``pools_kept``."""
+        pools are kept per hand, the least recently used dropped past ``pools_kept``."""
         pools = self._pools
-        key = hand_key(view, know)
         pool = pools.pop(key, None)
         if pool is None or pool.size != self.reuse_deals:
             fresh = max(1, round(self.reuse_fresh * self.reuse_deals))
@@ -407,7 +407,6 @@ class HardPlayer(RulePlayer):
         pools[key] = pool  # the most recently used last
         while len(pools) > self.pools_kept:
             del pools[next(iter(pools))]
-        self._pool = pool
         return pool
 
     def _weighted_deal(

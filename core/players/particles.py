@@ -146,17 +146,20 @@ class DealPool:
         policy: Callable[[PlayState], Card],
         clock: Clock | None = None,
         refill_share: float = 0.4,
+        key: tuple | None = None,
     ) -> None:
         """Bring the deals up to ``view``: repair and reweigh the kept ones, drop the
         unlikely, top up with fresh ones (while the clock has spent less than
-        ``refill_share`` of its budget, and at least one deal is kept)."""
+        ``refill_share`` of its budget, and at least one deal is kept). ``key`` is
+        the view's :func:`hand_key`, when the caller chose the pool by it."""
         plays: list[tuple[int, int]] = [p for t in view.tricks for p in t.plays]
         plays.extend(view.trick)
         me = know.seat
         played_by = [0] * len(view.hand_sizes)
         for s, c in plays:
             played_by[s] |= 1 << c
-        key = hand_key(view, know)
+        if key is None:
+            key = hand_key(view, know)
         history = tuple(plays)
         if key != self.key or history[: len(self.history)] != self.history:
             self.key = key
