@@ -63,7 +63,6 @@ def kinds(tree: Path) -> dict[str, str]:
 
 def measure(tree: Path, code: str) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    env.pop("MPLCONFIGDIR", None)
     done = subprocess.run(
         [sys.executable, "-c", f"{code}\n{_REPORT}"],
         cwd=tree,
