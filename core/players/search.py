@@ -265,10 +265,14 @@ def distinct_cards(legal: list[Card], know: Knowledge) -> list[Card]:
     return [CARDS[c] for c in distinct_runs(mask_of(legal), know.unseen)]
 
 
-def settled(rows: list[tuple[float, dict[Any, float]]], totals: dict[Any, float]) -> bool:
+def settled(
+    rows: list[tuple[float, dict[Any, float]]], totals: dict[Any, float], margin: float = 0.0
+) -> bool:
     """Whether more samples would hardly change the choice: the leading option beats
     every other option by more than two standard errors of the paired (same deal)
-    difference, or the two gave the same value on every deal so far."""
+    difference, or the two gave the same value on every deal so far, or (``margin``
+    above 0) the other option's advantage, two standard errors above its mean, would
+    still be under ``margin``: choosing the leader costs less than that."""
     best = max(totals, key=totals.__getitem__)
     sw = sum(w for w, _ in rows)
     sw2 = sum(w * w for w, _ in rows)
@@ -283,6 +287,7 @@ def settled(rows: list[tuple[float, dict[Any, float]]], totals: dict[Any, float]
             continue
         mean = sum(w * d for w, d in diffs) / sw
         var = sum(w * (d - mean) ** 2 for w, d in diffs) / sw
-        if mean <= 2.0 * math.sqrt(var / ess):
+        two_se = 2.0 * math.sqrt(var / ess)
+        if mean <= two_se and two_se - mean >= margin:
             return False
     return True

@@ -104,6 +104,24 @@ def test_settled_when_one_card_is_clearly_best_or_all_agree() -> None:
     assert not settled(few, {1: 3.0, 2: -3.0})
 
 
+def test_settled_with_a_margin_when_the_others_edge_is_small() -> None:
+    """A card that differs from the leader on one deal in thirty-two, by a trick's
+    tie-break (0.01), keeps the plain test unsettled; with a margin of 0.05 it is
+    settled, and a real contest (the other card ahead by a point on one deal in
+    four) is not."""
+    rare = [(1.0, {1: 1.0, 2: 1.0}) for _ in range(31)]
+    rare.append((1.0, {1: 1.01, 2: 1.0}))
+    totals = {c: sum(r[c] for _, r in rare) for c in (1, 2)}
+    assert not settled(rare, totals)
+    assert settled(rare, totals, margin=0.05)
+    close = [(1.0, {1: 1.0, 2: 1.0}) for _ in range(24)]
+    close += [(1.0, {1: 1.0, 2: -1.0}) for _ in range(5)]
+    close += [(1.0, {1: -1.0, 2: 1.0}) for _ in range(3)]
+    totals = {c: sum(r[c] for _, r in close) for c in (1, 2)}
+    assert totals[1] > totals[2]
+    assert not settled(close, totals, margin=0.05)
+
+
 def _small_game(n: int, seed: int, plays: int) -> Match:
     """A 2- or 3-player hand played by normal (the plain rules there) up to a
     decision ``plays`` cards into the play."""
