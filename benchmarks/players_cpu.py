@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.players_cpu [--levels normal hard] [--players 4 3 2]
         [--deals 10] [--seed 990000] [--budget 0.25] [--set NAME=VALUE ...]
+        [--by-trick] [--split]
 
 For each level and player count, plays the first hand of ``--deals`` seeded deals
 with the level at seats 0 and 2 (4 players) or seat 0 (2 and 3 players) and
@@ -10,19 +11,25 @@ draws) around ``player.act(view)``: CPU seconds of the whole process
 (``time.process_time``: the solver thread included) and wall seconds. CPU time
 holds under load, wall time does not; the load average is printed with each row.
 ``--set`` changes a setting of the measured level (as the arena's ``--a-set``).
+``--split`` also prints where hard's 4-player decisions spend their time: the
+double-dummy solves by kind (wall seconds in the solver thread) and the deal pool's
+updates (CPU seconds), per decision.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import os
 import statistics
 import time
+from collections.abc import Iterator
 
 from core.arena import parse_settings, quantile, tuned
 from core.events import HandEnded
 from core.match import Match, Phase
-from core.players import make_player
+from core.players import make_player, particles, solver
 from core.variant import Variant
 
 
@@ -66,6 +73,32 @@ def measure(
     return cpu, wall
 
 
+@contextlib.contextmanager
+def time_split() -> Iterator[collections.Counter[str]]:
+    """Seconds spent, while inside, in double-dummy solves by kind (``solve count``,
+    ``solve reach``, ``solve edge``: :func:`.solver.cost_key`) and in
+    :meth:`.particles.DealPool.update` (``pool update``)."""
+    spent: collections.Counter[str] = collections.Counter()
+    record, update = solver.DDS_COSTS.record, particles.DealPool.update
+
+    def timed_record(key, seconds: float) -> None:
+        spent[f"solve {key[0]}"] += seconds
+        record(key, seconds)
+
+    def timed_update(pool, *args, **kwargs) -> None:
+        c0 = time.process_time()
+        update(pool, *args, **kwargs)
+        spent["pool update"] += time.process_time() - c0
+
+    solver.DDS_COSTS.record = timed_record  # type: ignore[method-assign]
+    particles.DealPool.update = timed_update  # type: ignore[method-assign]
+    try:
+        yield spent
+    finally:
+        del solver.DDS_COSTS.record
+        particles.DealPool.update = update  # type: ignore[method-assign]
+
+
 def row(level: str, players: int, cpu: list[float], wall: list[float], load: tuple) -> str:
     cs, ws = sorted(cpu), sorted(wall)
     return (
@@ -88,22 +121,29 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--budget", type=float, default=0.25, help="hard's seconds per decision")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting of the level")
     p.add_argument("--by-trick", action="store_true", help="also the mean CPU by decision")
+    p.add_argument("--split", action="store_true", help="also hard's time by solve kind, pool")
     args = p.parse_args(argv)
     settings = parse_settings(args.set)
     for level in args.levels:
         for n in args.players:
             load0 = os.getloadavg()[0]
             split: dict[str, list[float]] = {}
-            cpu, wall = measure(
-                level,
-                n,
-                args.deals,
-                args.seed,
-                args.budget,
-                settings if level == "hard" else (),
-                split if args.by_trick else None,
-            )
+            with time_split() if args.split else contextlib.nullcontext() as spent:
+                cpu, wall = measure(
+                    level,
+                    n,
+                    args.deals,
+                    args.seed,
+                    args.budget,
+                    settings if level == "hard" else (),
+                    split if args.by_trick else None,
+                )
             print(row(level, n, cpu, wall, (load0, os.getloadavg()[0])), flush=True)
+            if spent:
+                print(
+                    "    ms per decision in: "
+                    + ", ".join(f"{k} {v / len(cpu) * 1000:.1f}" for k, v in sorted(spent.items()))
+                )
             if split:
                 print(
                     "    CPU ms by decision: "
