@@ -263,4 +263,3 @@ def test_pools_of_old_hands_are_dropped() -> None:
             m.apply(0, p.act(view))
         keys.append(key)
     assert list(p._pools) == keys[-3:]
-    assert _last_pool(p) is p._pools[keys[-1]]
