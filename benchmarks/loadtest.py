@@ -353,7 +353,10 @@ def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
         elif base == "baseline":
             if baseline is None:
                 raise SystemExit("the baseline bots need --baseline-ref")
-            bots.append(Bot(f"{name}@{opts.baseline_ref}", "hokm", baseline, hide))
+            env = {}
+            if getattr(opts, "baseline_think_seconds", None) is not None:
+                env["HOKM_THINK_SECONDS"] = str(opts.baseline_think_seconds)
+            bots.append(Bot(f"{name}@{opts.baseline_ref}", "hokm", baseline, hide, env=env))
         else:
             raise SystemExit(f"unknown bot {name!r}")
     return bots
@@ -486,6 +489,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         " (default normal; easy makes a match several times cheaper)",
     )
     p.add_argument("--think-seconds", type=float, default=1.0, help="hard player's budget")
+    p.add_argument(
+        "--baseline-think-seconds",
+        type=float,
+        help="the baseline bot's budget, when it differs (default: --think-seconds)",
+    )
     p.add_argument("--think-processes", type=int, help="HOKM_THINK_PROCESSES for the bot")
     p.add_argument("--matches", type=int, default=5000, help="--mode matches: how many")
     p.add_argument(

@@ -12,8 +12,8 @@ draws) around ``player.act(view)``: CPU seconds of the whole process
 holds under load, wall time does not; the load average is printed with each row.
 ``--set`` changes a setting of the measured level (as the arena's ``--a-set``).
 ``--split`` also prints where hard's 4-player decisions spend their time: the
-double-dummy solves by kind (wall seconds in the solver thread) and the deal pool's
-updates (CPU seconds), per decision.
+double-dummy solves by kind (wall seconds in the solver thread), of them the solves
+a decision gave up on, and the deal pool's updates (CPU seconds), per decision.
 """
 
 from __future__ import annotations
@@ -76,14 +76,20 @@ def measure(
 @contextlib.contextmanager
 def time_split() -> Iterator[collections.Counter[str]]:
     """Seconds spent, while inside, in double-dummy solves by kind (``solve count``,
-    ``solve reach``, ``solve edge``: :func:`.solver.cost_key`) and in
-    :meth:`.particles.DealPool.update` (``pool update``)."""
+    ``solve reach``, ``solve edge``: :func:`.solver.cost_key`), of them in solves
+    their decision gave up on (``abandoned``: they ran on to their end for nothing),
+    and in :meth:`.particles.DealPool.update` (``pool update``)."""
     spent: collections.Counter[str] = collections.Counter()
     record, update = solver.DDS_COSTS.record, particles.DealPool.update
+    record_abandoned = solver.ABANDONED_COSTS.record
 
     def timed_record(key, seconds: float) -> None:
         spent[f"solve {key[0]}"] += seconds
         record(key, seconds)
+
+    def timed_abandoned(key, seconds: float) -> None:
+        spent["abandoned"] += seconds
+        record_abandoned(key, seconds)
 
     def timed_update(pool, *args, **kwargs) -> None:
         c0 = time.process_time()
@@ -91,11 +97,13 @@ def time_split() -> Iterator[collections.Counter[str]]:
         spent["pool update"] += time.process_time() - c0
 
     solver.DDS_COSTS.record = timed_record  # type: ignore[method-assign]
+    solver.ABANDONED_COSTS.record = timed_abandoned  # type: ignore[method-assign]
     particles.DealPool.update = timed_update  # type: ignore[method-assign]
     try:
         yield spent
     finally:
         del solver.DDS_COSTS.record
+        del solver.ABANDONED_COSTS.record
         particles.DealPool.update = update  # type: ignore[method-assign]
 
 

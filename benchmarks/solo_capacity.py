@@ -12,7 +12,9 @@ the bot and its children. The process holds a count while press→answer stays u
 The 1-minute load average is printed with each count.
 
 With ``--baseline-ref REF`` the checkout at REF is measured too, right after today's
-bot at each count (loadtest's ``baseline`` bot): before and after in one run.
+bot at each count (loadtest's ``baseline`` bot): before and after in one run;
+``--baseline-budget`` gives it its own seconds a move (the same strength may cost
+a different budget).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ def phase(tables: int, opts: argparse.Namespace, out: Path) -> list[dict]:
     ]
     if opts.baseline_ref:
         cmd += ["--baseline-ref", opts.baseline_ref]
+        if opts.baseline_budget is not None:
+            cmd += ["--baseline-think-seconds", str(opts.baseline_budget)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return json.loads(out.read_text())["results"]
 
@@ -64,10 +68,15 @@ def main() -> int:
     p.add_argument("--level", default="hard")
     p.add_argument("--limit", type=float, default=200.0, help="p99 press→answer, ms")
     p.add_argument("--baseline-ref", help="a commit to measure beside today's, at each count")
+    p.add_argument(
+        "--baseline-budget", type=float, help="the baseline's seconds a move (default: --budget)"
+    )
     opts = p.parse_args()
     held: dict[str, int] = {}
     print(
-        f"{opts.level} computers, budget {opts.budget} s, a press {opts.think} s after the"
+        f"{opts.level} computers, budget {opts.budget} s"
+        + (f" (baseline {opts.baseline_budget} s)" if opts.baseline_budget is not None else "")
+        + f", a press {opts.think} s after the"
         f" turn shows, {os.cpu_count()} cores"
     )
     print(

@@ -50,7 +50,7 @@ from .clock import Clock, OutOfTime
 from .double_dummy import dds_card_tricks, dds_cards_reaching
 from .drawing import DrawSearch
 from .exact import exact_ending
-from .inference import play_likelihood
+from .inference import Plays
 from .knowledge import Knowledge
 from .normal import NormalPlayer
 from .particles import DealPool, hand_key
@@ -79,6 +79,15 @@ def _policy(corrected: int) -> Callable[[PlayState], Card]:
 
 
 __all__ = ["HardPlayer"]
+
+
+def _hidden(view: SeatView, know: Knowledge) -> CardSet:
+    """Cards no seat of the sample holds that every other seat has never seen. 2
+    players: the opponent saw the stock go by but not our discards, so they are
+    unseen to it all hand long, as our hand is (the others' discards it knows:
+    leaving them out matched its real choices on 37 of 40 positions, counting them
+    as unseen on 25)."""
+    return mask_of(view.discards) & ~know.played
 
 
 def _sided_points(ours: int, theirs: int, we_are_hakem: bool) -> float:
@@ -172,8 +181,9 @@ class HardPlayer(RulePlayer):
     reuse_deals = 128
     #: ... dropping kept deals whose weight falls below this times the best one.
     reuse_floor = 0.01
-    #: ... and drawing at most this share of the pool's size afresh per decision.
-    reuse_fresh = 0.5
+    #: ... and drawing at most this share of the pool's size afresh per decision
+    #: (0.125 since the twelfth session, with ``settle_margin``, below; 0.5 before).
+    reuse_fresh = 0.125
     #: ... keeping the pools of this many hands (seats of tables) at most: a bot's
     #: think process serves every computer seat, three a solo table (at 64, 40 solo
     #: tables' 120 seats wiped each other's pools: benchmarks.solo_capacity). A full
@@ -188,22 +198,29 @@ class HardPlayer(RulePlayer):
     #: (its edge over the leader, two standard errors up; 0: only a clear leader
     #: settles it). Cards that differ on one deal in thirty keep the search going to
     #: the end of its budget otherwise. At 0.05, with ``reuse_fresh`` 0.125, at
-    #: 0.125 s: even with today's default against normal (+0.1, SE 0.8, 1,000 fresh
-    #: pairs) at 28% of the CPU the issue started from; off until it is measured
-    #: against the yardstick too (RESULTS.md, "Issue 25, eleventh session").
-    settle_margin = 0.0
+    #: 0.125 s, against the settings before (0, 0.5, at 0.25 s), over 1,000 fresh
+    #: pairs each: +0.1 points (SE 0.8) against normal, −0.5 (SE 0.8) against the
+    #: yardstick, at 28% of the CPU the issue started from (RESULTS.md, "Issue 25,
+    #: eleventh session" and "twelfth session"). The default since.
+    settle_margin = 0.05
     #: 2 / 3 players: stop sampling early once the choice is settled, as with 4.
     settle_2p = False
     settle_3p = False
     #: Fewer sampled deals than this for the trump choice: choose by the rules.
     min_trump_samples = 12
     #: 4 players: search the trump choice at all (off: the rules name it at once; a
-    #: sampled choice scored no better than the rule's, RESULTS.md, and at 0.25 s it
-    #: rarely reaches ``min_trump_samples`` but spends its CPU trying).
-    search_trump_4p = True
+    #: sampled choice scored no better than the rule's, RESULTS.md). Off since the
+    #: twelfth session: on 60 hakems' choices it reached ``min_trump_samples`` at
+    #: 0.25 s once (and then chose the rule's suit) and at 0.125 s never, so the
+    #: rule named every trump after 165 (72) ms of CPU spent for nothing.
+    search_trump_4p = False
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
+    #: 4 players: search every card of the first trick (off: the rules play it; on
+    #: 52-card deals a decision affords about five solves at 0.125 s, and the first
+    #: trick is a fifth of a hand's CPU).
+    search_first_trick = True
     #: 4 players: search the leads after the opening one (off: the rules lead; a
     #: measurement of the leads, where most of hard's decisive errors are made:
     #: benchmarks/dd_errors.py).
@@ -253,6 +270,8 @@ class HardPlayer(RulePlayer):
         prior = self.prior
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
             if not view.tricks and not view.trick and not self.search_opening_lead:
+                return rule
+            if not view.tricks and not self.search_first_trick:
                 return rule
             if view.tricks and not view.trick and not self.search_leads:
                 return rule
@@ -307,6 +326,7 @@ class HardPlayer(RulePlayer):
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
         solved: dict[int, dict[Card, float]] = {}
+        judge: Plays | None = None
         draws_left = 8 * self.max_samples
         # A sample starts only if one more of the average so far fits; each solve in
         # it is checked again. (Drawing and weighing candidates and the playouts
@@ -341,7 +361,9 @@ class HardPlayer(RulePlayer):
                 weight = 1.0
             else:
                 least = (self.candidates_early if yes_no else self.candidates_late) if infer else 1
-                hands, weight = self._weighted_deal(view, know, surprise, model, least, infer)
+                if judge is None and infer:
+                    judge = Plays(view, surprise, model, _hidden(view, know))
+                hands, weight = self._weighted_deal(view, know, judge, least)
             row: dict[Card, float] = dict.fromkeys(cards, 0.0)
             if self.dds:
                 try:  # a solve that would not fit ends the search (this sample is dropped)
@@ -422,13 +444,7 @@ class HardPlayer(RulePlayer):
         return pool
 
     def _weighted_deal(
-        self,
-        view: SeatView,
-        know: Knowledge,
-        surprise: tuple[float, ...],
-        model: Callable[[PlayState], Card],
-        least: int,
-        infer: bool,
+        self, view: SeatView, know: Knowledge, judge: Plays | None, least: int
     ) -> tuple[list[CardSet], float]:
         """Importance resampling: draw a few candidate deals, weigh each by how well
         it explains the plays seen, keep one chosen in proportion to its weight; the
@@ -436,19 +452,14 @@ class HardPlayer(RulePlayer):
         more while their weights add up to less than one full-weight deal (late in a
         hand most random deals explain the plays badly). The count depends on
         weights, not on measured times, so that a decision with a sample cap is
-        reproducible."""
+        reproducible. ``judge`` weighs them (None: no inference, weight 1)."""
         cands: list[tuple[list[CardSet], float]] = []
         total_w = 0.0
-        # 2 players: the opponent saw the stock go by but not our discards, so they
-        # are unseen to it all hand long, as our hand is (the others' discards it
-        # knows: leaving them out matched its real choices on 37 of 40 positions,
-        # counting them as unseen on 25).
-        hidden = mask_of(view.discards) & ~know.played
         while len(cands) < least or (
             total_w < self.candidate_weight and len(cands) < self.candidates_max
         ):
             hands = view_sample(view, know, self.rng)
-            w = play_likelihood(view, hands, surprise, model, hidden=hidden) if infer else 1.0
+            w = judge.likelihood(hands) if judge is not None else 1.0
             cands.append((hands, w))
             total_w += w
         r = self.rng.random() * total_w
@@ -488,12 +499,13 @@ class HardPlayer(RulePlayer):
         slowest = 0.0
         rows: list[tuple[float, dict[Card, float]]] = []
         settle = self.settle_2p if n == 2 else self.settle_3p
+        judge: Plays | None = None
         while samples < self.max_samples and clock.fits(slowest):
             t0 = time.perf_counter()
             if infer:
-                hands, w = self._weighted_deal(
-                    view, know, surprise, rule_card, self.candidates_small, True
-                )
+                if judge is None:
+                    judge = Plays(view, surprise, rule_card, _hidden(view, know))
+                hands, w = self._weighted_deal(view, know, judge, self.candidates_small)
             else:
                 hands, w = view_sample(view, know, self.rng), 1.0
             base = SearchMatch.from_view(view, hands)

@@ -23,7 +23,7 @@ from ..match import SeatView
 from ..trick import winning_index
 from .rules import PlayState, rule_card
 
-__all__ = ["play_likelihood"]
+__all__ = ["Plays", "play_likelihood"]
 
 
 def _same_choice(a: int, b: int, hand: CardSet, live: CardSet) -> bool:
@@ -57,56 +57,116 @@ def play_likelihood(
     at the cost of the new plays, :mod:`.particles`). ``hidden``: cards in no hand
     of the sample and not yet played (2 players: the stock and the discards), unseen
     by every seat all hand long.
+
+    Weighing many deals against one view: :class:`Plays`, which replays the hand
+    once for all of them.
     """
-    me = view.seat
-    trump = int(view.trump)  # type: ignore[arg-type]
-    plays_by_trick = [t.plays for t in view.tricks]
-    if view.trick:
-        plays_by_trick.append(view.trick)
-    held = list(hands)
-    for plays in plays_by_trick:
-        for s, c in plays:
-            held[s] |= 1 << c
-    n = len(hands)
-    live = hidden
-    for h in held:
-        live |= h
-    voids = [0] * n
-    won = [0] * n
-    weight = 1.0
-    hakem = view.hakem
-    index = -1
-    for plays in plays_by_trick:
-        trick: list[tuple[int, int]] = []
-        for s, c in plays:
-            index += 1
-            h = held[s]
-            if trick:
-                led = trick[0][1] // 13
-                legal = h & SUIT_MASKS[led] or h
-            else:
-                led = -1
-                legal = h
-            if index >= start and s != me and surprise[s] < 1.0 and legal & (legal - 1):
-                st = PlayState(
-                    n=n,
-                    seat=s,
-                    hand=h,
-                    legal=legal,
-                    trick=tuple(trick),
-                    trump=trump,
-                    unseen=live & ~h,
-                    voids=list(voids),
-                    tricks_won=tuple(won),
-                    hakem=hakem,
-                )
-                if not _same_choice(policy(st), c, h, live):
-                    weight *= surprise[s]
-            if led >= 0 and c // 13 != led:
-                voids[s] |= 1 << led
-            trick.append((s, c))
-            held[s] = h & ~(1 << c)
-            live &= ~(1 << c)
-        if len(trick) == n:
-            won[trick[winning_index([c for _, c in trick], trump)][0]] += 1
-    return weight
+    return Plays(view, surprise, policy, hidden).likelihood(hands, start)
+
+
+class Plays:
+    """The judged plays of one view, replayed once: everything a past play's state
+    holds but the player's hand is the same in every sampled deal (the trick, the
+    voids shown, the tricks won, and the live cards apart from the sample's own),
+    so weighing a deal (:meth:`likelihood`) costs the model's calls and little more.
+    """
+
+    __slots__ = ("_judged", "_n", "_policy", "_surprise", "hakem", "hidden", "trump")
+
+    def __init__(
+        self,
+        view: SeatView,
+        surprise: tuple[float, ...],
+        policy: Callable[[PlayState], Card] = rule_card,
+        hidden: CardSet = 0,
+    ) -> None:
+        me = view.seat
+        trump = self.trump = int(view.trump)  # type: ignore[arg-type]
+        self.hakem = view.hakem
+        self.hidden = hidden
+        self._surprise = surprise
+        self._policy = policy
+        n = self._n = len(view.hand_sizes)
+        plays_by_trick = [t.plays for t in view.tricks]
+        if view.trick:
+            plays_by_trick.append(view.trick)
+        flat = [(s, c) for plays in plays_by_trick for s, c in plays]
+        # Cards played from each index on: by anyone (live then), and by each seat
+        # (in its hand then, with what the sample leaves it).
+        rest = [0] * (len(flat) + 1)
+        rest_by = [[0] * n for _ in range(len(flat) + 1)]
+        for i in range(len(flat) - 1, -1, -1):
+            s, c = flat[i]
+            rest[i] = rest[i + 1] | 1 << c
+            rest_by[i] = list(rest_by[i + 1])
+            rest_by[i][s] |= 1 << c
+        judged = []
+        voids = [0] * n
+        won = [0] * n
+        index = -1
+        for plays in plays_by_trick:
+            trick: list[tuple[int, int]] = []
+            for s, c in plays:
+                index += 1
+                led = trick[0][1] // 13 if trick else -1
+                if s != me and surprise[s] < 1.0:
+                    judged.append(
+                        (
+                            index,
+                            s,
+                            c,
+                            tuple(trick),
+                            led,
+                            rest[index],
+                            rest_by[index][s],
+                            tuple(voids),
+                            tuple(won),
+                        )
+                    )
+                if led >= 0 and c // 13 != led:
+                    voids[s] |= 1 << led
+                trick.append((s, c))
+            if len(trick) == n:
+                won[trick[winning_index([c for _, c in trick], trump)][0]] += 1
+        self._judged = judged
+
+    def likelihood(self, hands: list[CardSet], start: int = 0) -> float:
+        """Weight of a sampled deal: ``hands`` the cards each seat holds now; only
+        the plays from index ``start`` on are judged (see :func:`play_likelihood`)."""
+        base = self.hidden
+        for h in hands:
+            base |= h
+        n, trump, hakem = self._n, self.trump, self.hakem
+        surprise, policy = self._surprise, self._policy
+        weight = 1.0
+        for index, s, c, trick, led, rest, later, voids, won in self._judged:
+            if index < start:
+                continue
+            h = hands[s] | later
+            legal = (h & SUIT_MASKS[led] or h) if led >= 0 else h
+            if not legal & (legal - 1):
+                continue
+            live = base | rest
+            others = live & ~h
+            if legal >> c & 1:
+                # All the legal cards one run of a suit (nothing another seat may
+                # hold between them): whatever the model picks, it is the same choice.
+                lo = (legal & -legal).bit_length() - 1
+                hi = legal.bit_length() - 1
+                if lo // 13 == hi // 13 and not ((1 << hi) - 1) & ~((2 << lo) - 1) & others:
+                    continue
+            st = PlayState(
+                n=n,
+                seat=s,
+                hand=h,
+                legal=legal,
+                trick=trick,
+                trump=trump,
+                unseen=others,
+                voids=list(voids),
+                tricks_won=won,
+                hakem=hakem,
+            )
+            if not _same_choice(policy(st), c, h, live):
+                weight *= surprise[s]
+        return weight

@@ -33,7 +33,7 @@ from itertools import accumulate
 from ..cards import SUIT_MASKS, Card, CardSet, cards_in
 from ..match import SeatView
 from .clock import Clock
-from .inference import play_likelihood
+from .inference import Plays
 from .knowledge import Knowledge
 from .rules import PlayState
 from .search import view_sample
@@ -166,6 +166,7 @@ class DealPool:
             self.deals, self.weights = [], []
             self.history = ()
         start = len(self.history)
+        judge = Plays(view, surprise, policy)
         fresh_cap = self.size if not self.deals else self.fresh
         if start < len(history):
             deals, weights = [], []
@@ -177,7 +178,7 @@ class DealPool:
                 if d != deal:
                     self.repaired += 1
                 now = [d[s] & ~played_by[s] for s in range(len(d))]
-                w *= play_likelihood(view, now, surprise, policy, start)
+                w *= judge.likelihood(now, start)
                 deals.append(d)
                 weights.append(w)
             self.deals, self.weights = deals, weights
@@ -193,7 +194,7 @@ class DealPool:
             if self.deals and clock is not None and clock.elapsed() > refill_share * clock.budget:
                 break
             hands = view_sample(view, know, rng)
-            w = play_likelihood(view, hands, surprise, policy)
+            w = judge.likelihood(hands)
             self.deals.append([hands[s] | played_by[s] for s in range(len(hands))])
             self.weights.append(w)
             added += 1

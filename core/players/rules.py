@@ -152,6 +152,17 @@ def _beats(cards: list[int], card: int, trump: int | None) -> bool:
     return winning_index([*cards, card], trump) == len(cards)
 
 
+def _beaters(winning: int, trump: int | None) -> CardSet:
+    """The cards that would take a trick whose winning card so far is ``winning``:
+    :func:`_beats` for all cards at once (the follow rule asks it for every past
+    play of every deal the hard player weighs)."""
+    suit = winning // 13
+    out = SUIT_MASKS[suit] & ~((2 << winning) - 1)
+    if trump is not None and suit != trump:
+        out |= SUIT_MASKS[trump]
+    return out
+
+
 def _is_master(card: int, unseen: CardSet) -> bool:
     """No unseen card of the same suit ranks higher."""
     suit = card // 13
@@ -247,7 +258,7 @@ def _follow(st: PlayState) -> Card:
     later = [(seat + i) % n for i in range(1, n - len(trick))]
     if n == 4 and wseat == (seat + 2) % 4:
         return _throw(st)  # never overtake a partner who is winning
-    winners = [c for c in _iter(st.legal) if _beats(cards, c, trump)]
+    winners = list(_iter(st.legal & _beaters(cards[wi], trump)))
     if not winners:
         return _throw(st)
     opp_later = [s for s in later if n != 4 or s % 2 != seat % 2]

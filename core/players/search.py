@@ -80,25 +80,21 @@ def sample_hands(
                         pool = pool[:i] + pool[i + 1 :]
                         break
 
-        # Most constrained suits first.
-        eligible = [
-            sum(
-                1
-                for s in range(n)
-                if s != me and cap[s] and (ignore_voids or not voids[s] >> u & 1)
-            )
+        # The seats that may hold each suit (in seat order), and the most
+        # constrained suits first.
+        allowed = [
+            [s for s in range(n) if s != me and (ignore_voids or not voids[s] >> u & 1)]
             for u in range(4)
         ]
+        eligible = [sum(1 for s in allowed[u] if cap[s]) for u in range(4)]
         order = sorted(pool, key=lambda c: eligible[c // 13])
         ok = True
         for c in order:
             suit = c // 13
-            seats = [
-                s
-                for s in range(n)
-                if s != me and cap[s] > 0 and (ignore_voids or not voids[s] >> suit & 1)
-            ]
-            total = sum(cap[s] for s in seats) + sink_cap
+            seats = [s for s in allowed[suit] if cap[s]]
+            total = sink_cap
+            for s in seats:
+                total += cap[s]
             if total == 0:
                 ok = False
                 break

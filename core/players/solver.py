@@ -16,6 +16,7 @@ used by two solves at once, whichever threads the players think in.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -32,7 +33,7 @@ from .clock import Clock, CostTable, OutOfTime
 if TYPE_CHECKING:
     from endplay import _dds
 
-__all__ = ["DDS_COSTS", "dds", "solve"]
+__all__ = ["ABANDONED_COSTS", "DDS_COSTS", "dds", "solve"]
 
 
 @functools.cache
@@ -85,6 +86,9 @@ _COUNT_PRIOR = {13: 0.12, 12: 0.07, 11: 0.016, 10: 0.01, 9: 0.005, 8: 0.0035, 7:
 
 #: What double-dummy solves have cost in this process, by kind and size.
 DDS_COSTS = CostTable(_dds_prior)
+#: ... and those of them that their decision gave up on (they ran on to their end,
+#: for nothing): a measurement (``benchmarks.players_cpu --split``), never asked.
+ABANDONED_COSTS = CostTable(_dds_prior)
 
 
 def cost_key(hands: list[CardSet], target: int) -> tuple[str, int]:
@@ -98,13 +102,14 @@ def cost_key(hands: list[CardSet], target: int) -> tuple[str, int]:
 
 
 class _Job:
-    __slots__ = ("args", "done", "error", "key")
+    __slots__ = ("abandoned", "args", "done", "error", "key")
 
     def __init__(self, args: tuple, key) -> None:
         self.args = args
         self.key = key
         self.done = threading.Event()
         self.error: BaseException | None = None
+        self.abandoned = False
 
 
 #: Held from a solve's submission until the solver thread has finished it (the
@@ -121,12 +126,24 @@ def _serve() -> None:
         try:
             t0 = time.perf_counter()
             dds().SolveBoard(*job.args, 0)
-            DDS_COSTS.record(job.key, time.perf_counter() - t0)
+            seconds = time.perf_counter() - t0
+            DDS_COSTS.record(job.key, seconds)
+            if job.abandoned:
+                ABANDONED_COSTS.record(job.key, seconds)
         except BaseException as e:  # handed to the waiting decision
             job.error = e
         finally:
             _BUSY.release()
             job.done.set()
+
+
+@atexit.register
+def _drain() -> None:
+    """At exit, wait (a few seconds at most) for a solve the decision gave up on:
+    DDS frees its per-thread memory when the process exits, and a solve still
+    running in it then crashes the process (exit status 139 after a clean run)."""
+    if _BUSY.acquire(timeout=5.0):
+        _BUSY.release()
 
 
 def _submit(job: _Job) -> None:
@@ -160,6 +177,7 @@ def solve(d: _dds.deal, target: int, solutions: int, fut, key, clock: Clock | No
             raise OutOfTime
         _submit(job)
         if not job.done.wait(max(0.0, clock.give_up - time.perf_counter())):
+            job.abandoned = True
             raise OutOfTime  # the solver thread finishes it and frees itself
     if job.error is not None:
         raise job.error

@@ -123,3 +123,44 @@ def test_a_solve_that_overruns_is_left_behind() -> None:
     finally:
         DDS_COSTS._cache.pop(key, None)
     dds_cards_reaching(hands, (), 0, 0, 7)  # waits for the solver, then solves
+
+
+_EXIT_WHILE_SOLVING = """
+import random, time
+from core.players.clock import Clock, OutOfTime
+from core.players.double_dummy import dds_cards_reaching
+from core.players.solver import DDS_COSTS, _BUSY
+
+rng = random.Random(3)
+cards = list(range(52))
+slowest = None
+for _ in range(40):
+    rng.shuffle(cards)
+    hands = [sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)]
+    t0 = time.perf_counter()
+    dds_cards_reaching(hands, (), 0, 0, 7)
+    took = time.perf_counter() - t0
+    if slowest is None or took > slowest[0]:
+        slowest = (took, hands)
+took, hands = slowest
+rng.shuffle(cards)
+dds_cards_reaching([sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)], (), 0, 0, 7)
+DDS_COSTS._cache[("reach", 13)] = 0.0
+try:
+    dds_cards_reaching(hands, (), 0, 0, 7, Clock(took / 20))
+except OutOfTime:
+    print("left behind" if _BUSY.locked() else "finished")
+"""
+
+
+def test_a_process_may_exit_while_a_solve_it_left_behind_runs() -> None:
+    """DDS frees its per-thread memory at exit: the solver waits for the solve it was
+    running first, so the process ends cleanly instead of crashing."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WHILE_SOLVING], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip() == "left behind"
+    assert done.returncode == 0, done.stderr

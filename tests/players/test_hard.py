@@ -269,3 +269,49 @@ def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> No
     assert False in calls and True not in calls
     play_hand(lead_playouts=True)
     assert True in calls and False in calls
+
+
+def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) -> None:
+    """4 players, ``search_first_trick`` and ``search_trump_4p`` off: the trump and
+    every card of the first trick are the rules', chosen without a solve; the second
+    trick is searched."""
+    from core.players import hard
+    from core.players.rules import choose_trump_rule, rule_card, state_from_view
+
+    solves = []
+
+    def counted(fn):
+        def wrapped(*args, **kwargs):
+            solves.append(fn.__name__)
+            return fn(*args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(hard, "dds_cards_reaching", counted(hard.dds_cards_reaching))
+    monkeypatch.setattr(hard, "dds_card_tricks", counted(hard.dds_card_tricks))
+    trumps = firsts = 0
+    for seed in range(6):
+        m, _ = Match.new(Variant.four(), seed=40 + seed)
+        p = make_player("hard", seed=seed, time_budget=0.05)
+        assert isinstance(p, HardPlayer)
+        p.search_first_trick = False
+        p.search_trump_4p = False
+        while m.phase is not Phase.PLAY:
+            view = m.view(m.turn)
+            before = len(solves)
+            action = p.act(view)
+            assert action.suit == choose_trump_rule(mask_of(view.hand))  # type: ignore[union-attr]
+            assert len(solves) == before
+            trumps += 1
+            m.apply(m.turn, action)
+        while len(m.view(0).tricks) < 2:
+            view = m.view(m.turn)
+            before = len(solves)
+            action = p.act(view)
+            if not view.tricks:
+                assert action == PlayCard(rule_card(state_from_view(view)))
+                assert len(solves) == before
+                firsts += 1
+            m.apply(m.turn, action)
+    assert trumps == 6 and firsts == 24
+    assert solves  # the second trick was searched

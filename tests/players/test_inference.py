@@ -11,9 +11,11 @@ from core.cards import SUIT_MASKS, mask_of
 from core.match import Match, Phase
 from core.players import make_player
 from core.players.hard import _CORRECTED
-from core.players.inference import play_likelihood
+from core.players.inference import Plays, play_likelihood
 from core.players.knowledge import Knowledge
+from core.players.rules import PlayState, rule_card
 from core.players.search import settled, view_sample
+from core.trick import winning_index
 from core.variant import Variant
 
 
@@ -162,3 +164,79 @@ def test_two_players_our_discards_count_as_unseen() -> None:
             lowered += w < 1.0
     assert full >= 17
     assert lowered > 50
+
+
+def _replayed_likelihood(view, hands, surprise, start=0, hidden=0) -> float:
+    """The weight by its definition, replaying the hand play by play for this one
+    deal: every other seat's play with a choice is put to the rules."""
+    trump = int(view.trump)
+    plays = [p for t in view.tricks for p in t.plays] + list(view.trick)
+    held = list(hands)
+    for s, c in plays:
+        held[s] |= 1 << c
+    live = hidden
+    for h in held:
+        live |= h
+    n = len(hands)
+    voids, won, trick, weight = [0] * n, [0] * n, [], 1.0
+    for index, (s, c) in enumerate(plays):
+        h = held[s]
+        led = trick[0][1] // 13 if trick else -1
+        legal = (h & SUIT_MASKS[led] or h) if trick else h
+        if index >= start and s != view.seat and surprise[s] < 1.0 and legal & (legal - 1):
+            st = PlayState(
+                n=n,
+                seat=s,
+                hand=h,
+                legal=legal,
+                trick=tuple(trick),
+                trump=trump,
+                unseen=live & ~h,
+                voids=list(voids),
+                tricks_won=tuple(won),
+                hakem=view.hakem,
+            )
+            chosen = rule_card(st)
+            between = ((1 << max(c, chosen)) - 1) & ~((2 << min(c, chosen)) - 1)
+            if chosen // 13 != c // 13 or between & live & ~h:
+                weight *= surprise[s]
+        if led >= 0 and c // 13 != led:
+            voids[s] |= 1 << led
+        trick.append((s, c))
+        held[s] = h & ~(1 << c)
+        live &= ~(1 << c)
+        if len(trick) == n:
+            won[trick[winning_index([x for _, x in trick], trump)][0]] += 1
+            trick = []
+    return weight
+
+
+@pytest.mark.parametrize("players", [4, 3, 2])
+def test_weights_of_many_deals_at_once_match_the_replay_of_each(players: int) -> None:
+    """:class:`Plays` replays the hand once for every deal and skips the plays where
+    every legal card is the same choice: the weights are still exactly those of
+    replaying each deal. Each seat's factor is a different prime's inverse, so equal
+    weights mean the same surprising plays by the same seats."""
+    rng = random.Random(11 + players)
+    factors = (1 / 2, 1 / 3, 1 / 5, 1 / 7)[:players]
+    lowered = 0
+    for seed in range(8):
+        m = (
+            _rule_game(500 + seed, 7 + 4 * seed)
+            if players == 4
+            else _small_game(players, 500 + seed, 2 + 3 * seed % 11)
+        )
+        view = m.view(m.turn)
+        know = Knowledge(view)
+        hidden = mask_of(view.discards) & ~know.played if players == 2 else 0
+        plays = Plays(view, factors, rule_card, hidden)
+        n_plays = sum(len(t.plays) for t in view.tricks) + len(view.trick)
+        for _ in range(15):
+            hands = view_sample(view, know, rng)
+            start = rng.randrange(n_plays + 1)
+            for s in (0, start):
+                want = _replayed_likelihood(view, hands, factors, s, hidden)
+                assert plays.likelihood(hands, s) == want
+                assert play_likelihood(view, hands, factors, rule_card, s, hidden) == want
+                lowered += want < 1.0
+    assert lowered > 40  # the deals were judged, not all waved through

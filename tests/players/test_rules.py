@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from core.actions import ChooseTrump, Discard, PlayCard
 from core.cards import Suit, mask_of, parse_card
 from core.match import Match
 from core.players import LEVELS, make_player
 from core.players.knowledge import Knowledge
-from core.players.rules import choose_trump_rule
+from core.players.rules import _beaters, _beats, choose_trump_rule
+from core.trick import winning_index
 from core.variant import Variant
 
 from .helpers import cards, position
@@ -191,3 +195,15 @@ def test_blind_nil_only_as_a_last_chance() -> None:
     assert not blind_rule(_bidding_view(100, 460))  # even +200 would not reach 500
     assert not blind_rule(_bidding_view(400, 460))  # a plain bid can reach 500
     assert blind_rule(_bidding_view(330, 470))  # only +200 gets there this hand
+
+
+@given(
+    st.lists(st.integers(0, 51), min_size=1, max_size=3, unique=True),
+    st.one_of(st.none(), st.integers(0, 3)),
+)
+def test_the_cards_that_take_a_trick_at_once_are_those_that_beat_it_one_by_one(
+    trick: list[int], trump: int | None
+) -> None:
+    beaters = _beaters(trick[winning_index(trick, trump)], trump)
+    for c in set(range(52)) - set(trick):
+        assert bool(beaters >> c & 1) == _beats(trick, c, trump)
