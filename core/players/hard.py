@@ -217,10 +217,17 @@ class HardPlayer(RulePlayer):
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
-    #: 4 players: search every card of the first trick (off: the rules play it; on
-    #: 52-card deals a decision affords about five solves at 0.125 s, and the first
-    #: trick is a fifth of a hand's CPU).
+    #: 4 players: search every card of the first trick (off: the rules play it) ...
     search_first_trick = True
+    #: ... when the budget is at least this many seconds (0: always). On 52-card
+    #: deals a decision affords about five solves at 0.125 s, and the first trick is
+    #: a fifth of a hand's CPU. At 0.125 s the rules' first trick played even with
+    #: the searched one over 1,000 fresh pairs against normal (+0.1 points, SE 0.9)
+    #: and the yardstick (−0.3, SE 0.8), at 20% of the CPU the issue started from
+    #: instead of 26%, but against the settings before (0.25 s) it lost 0.9 (SE 0.8)
+    #: and 3.2 (SE 1.3, 437 pairs): not the default (RESULTS.md, "Issue 25, twelfth
+    #: session").
+    first_trick_budget = 0.0
     #: 4 players: search the leads after the opening one (off: the rules lead; a
     #: measurement of the leads, where most of hard's decisive errors are made:
     #: benchmarks/dd_errors.py).
@@ -271,7 +278,9 @@ class HardPlayer(RulePlayer):
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
             if not view.tricks and not view.trick and not self.search_opening_lead:
                 return rule
-            if not view.tricks and not self.search_first_trick:
+            if not view.tricks and (
+                not self.search_first_trick or self.time_budget < self.first_trick_budget
+            ):
                 return rule
             if view.tricks and not view.trick and not self.search_leads:
                 return rule

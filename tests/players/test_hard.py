@@ -271,10 +271,11 @@ def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> No
     assert True in calls and False in calls
 
 
-def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) -> None:
-    """4 players, ``search_first_trick`` and ``search_trump_4p`` off: the trump and
-    every card of the first trick are the rules', chosen without a solve; the second
-    trick is searched."""
+@pytest.mark.parametrize("setting", ["off", "budget below"])
+def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch, setting) -> None:
+    """4 players, ``search_trump_4p`` off and ``search_first_trick`` off (or on, with
+    a budget under ``first_trick_budget``): the trump and every card of the first
+    trick are the rules', chosen without a solve; the second trick is searched."""
     from core.players import hard
     from core.players.rules import choose_trump_rule, rule_card, state_from_view
 
@@ -294,7 +295,12 @@ def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) 
         m, _ = Match.new(Variant.four(), seed=40 + seed)
         p = make_player("hard", seed=seed, time_budget=0.05)
         assert isinstance(p, HardPlayer)
-        p.search_first_trick = False
+        if setting == "off":
+            p.search_first_trick = False
+            p.first_trick_budget = 0.0
+        else:
+            p.first_trick_budget = 0.2
+            assert p.search_first_trick and p.time_budget < p.first_trick_budget
         p.search_trump_4p = False
         while m.phase is not Phase.PLAY:
             view = m.view(m.turn)
@@ -315,3 +321,25 @@ def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) 
             m.apply(m.turn, action)
     assert trumps == 6 and firsts == 24
     assert solves  # the second trick was searched
+
+
+def test_the_first_trick_is_searched_with_budget_enough(monkeypatch) -> None:
+    """``first_trick_budget`` 0 (the default): the first trick's cards are searched
+    (solves asked), whatever the budget."""
+    from core.players import hard
+
+    solves = []
+    reaching = hard.dds_cards_reaching
+
+    def counted(*args, **kwargs):
+        solves.append(1)
+        return reaching(*args, **kwargs)
+
+    monkeypatch.setattr(hard, "dds_cards_reaching", counted)
+    m = _random_position(Variant.four(), 3, 0)
+    p = make_player("hard", seed=1, time_budget=0.05)
+    assert isinstance(p, HardPlayer)
+    p.first_trick_budget = 0.0
+    while not m.view(0).tricks:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    assert solves
