@@ -210,16 +210,16 @@ class HardPlayer(RulePlayer):
     min_trump_samples = 12
     #: 4 players: search the trump choice at all (off: the rules name it at once; a
     #: sampled choice scored no better than the rule's, RESULTS.md). Off since the
-    #: twelfth session: on 60 hakems' choices it reached ``min_trump_samples`` at
-    #: 0.25 s once (and then chose the rule's suit) and at 0.125 s never, so the
-    #: rule named every trump after 165 (72) ms of CPU spent for nothing.
+    #: twelfth session: on 60 hakems' choices (``benchmarks.trump_search``) it never
+    #: reached ``min_trump_samples`` at 0.125 or 0.25 s, so the rule named every
+    #: trump after 83 (166) ms of CPU spent for nothing; at 1 s 7 of 60 reached it
+    #: and 2 chose another suit than the rule.
     search_trump_4p = False
     #: Search the opening lead too (yes/no solver questions on 52-card deals, a few
     #: ms each, rarely over 0.1 s), as every later card is.
     search_opening_lead = True
-    #: 4 players: search every card of the first trick (off: the rules play it) ...
-    search_first_trick = True
-    #: ... when the budget is at least this many seconds (0: always). On 52-card
+    #: 4 players: search the cards of the first trick only when the decision's budget
+    #: is at least this many seconds (0: always; else the rules play them). On 52-card
     #: deals a decision affords about five solves at 0.125 s, and the first trick is
     #: a fifth of a hand's CPU. At 0.125 s the rules' first trick played even with
     #: the searched one over 1,000 fresh pairs against normal (+0.1 points, SE 0.9)
@@ -278,9 +278,7 @@ class HardPlayer(RulePlayer):
         if view.variant.players == 4 and view.variant.kind is Kind.CLASSIC:
             if not view.tricks and not view.trick and not self.search_opening_lead:
                 return rule
-            if not view.tricks and (
-                not self.search_first_trick or self.time_budget < self.first_trick_budget
-            ):
+            if not view.tricks and self.time_budget < self.first_trick_budget:
                 return rule
             if view.tricks and not view.trick and not self.search_leads:
                 return rule

@@ -271,11 +271,10 @@ def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> No
     assert True in calls and False in calls
 
 
-@pytest.mark.parametrize("setting", ["off", "budget below"])
-def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch, setting) -> None:
-    """4 players, ``search_trump_4p`` off and ``search_first_trick`` off (or on, with
-    a budget under ``first_trick_budget``): the trump and every card of the first
-    trick are the rules', chosen without a solve; the second trick is searched."""
+def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) -> None:
+    """4 players, ``search_trump_4p`` off and a budget under ``first_trick_budget``:
+    the trump and every card of the first trick are the rules', chosen without a
+    solve; the second trick is searched."""
     from core.players import hard
     from core.players.rules import choose_trump_rule, rule_card, state_from_view
 
@@ -295,12 +294,8 @@ def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch, 
         m, _ = Match.new(Variant.four(), seed=40 + seed)
         p = make_player("hard", seed=seed, time_budget=0.05)
         assert isinstance(p, HardPlayer)
-        if setting == "off":
-            p.search_first_trick = False
-            p.first_trick_budget = 0.0
-        else:
-            p.first_trick_budget = 0.2
-            assert p.search_first_trick and p.time_budget < p.first_trick_budget
+        p.first_trick_budget = 0.2
+        assert p.time_budget < p.first_trick_budget
         p.search_trump_4p = False
         while m.phase is not Phase.PLAY:
             view = m.view(m.turn)
