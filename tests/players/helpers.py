@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from core.cards import Suit, mask_of, parse_card
+import random
+import time
+
+from core.cards import CardSet, Suit, mask_of, parse_card
 from core.match import Match, Phase, TrickRecord
 from core.variant import Variant
 
@@ -43,3 +46,29 @@ def position(
     m.leader = leader
     m.turn = (leader + len(played)) % players
     return m
+
+
+def slow_full_deal(seed: int = 3, deals: int = 40) -> tuple[float, list[CardSet]]:
+    """The slowest of a few random full deals to ask "can the side on lead take 7?"
+    (tens of ms and more), with the seconds it took. Another deal is solved after it,
+    so the next solve of it cannot reuse DDS's tables."""
+    from core.players.double_dummy import dds_cards_reaching
+
+    rng = random.Random(seed)
+    cards = list(range(52))
+
+    def deal() -> list[CardSet]:
+        rng.shuffle(cards)
+        return [sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)]
+
+    slowest: tuple[float, list[CardSet]] | None = None
+    for _ in range(deals):
+        hands = deal()
+        t0 = time.perf_counter()
+        dds_cards_reaching(hands, (), 0, 0, 7)
+        took = time.perf_counter() - t0
+        if slowest is None or took > slowest[0]:
+            slowest = (took, hands)
+    assert slowest is not None
+    dds_cards_reaching(deal(), (), 0, 0, 7)
+    return slowest

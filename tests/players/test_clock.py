@@ -3,8 +3,8 @@ draws, bids, cards) takes more than twice its budget while CPU burners run besid
 
 from __future__ import annotations
 
-import random
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +13,8 @@ from core.match import Match, Phase
 from core.players import make_player
 from core.players.clock import Clock, CostTable, OutOfTime
 from core.variant import Variant
+
+from .helpers import slow_full_deal
 
 
 def _decision_times(
@@ -97,22 +99,7 @@ def test_a_solve_that_overruns_is_left_behind() -> None:
     from core.players.double_dummy import dds_cards_reaching
     from core.players.solver import DDS_COSTS
 
-    rng = random.Random(3)
-    cards = list(range(52))
-    slowest = None
-    for _ in range(40):  # the slowest of a few full deals (tens of ms and more)
-        rng.shuffle(cards)
-        hands = [sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)]
-        t0 = time.perf_counter()
-        dds_cards_reaching(hands, (), 0, 0, 7)
-        took = time.perf_counter() - t0
-        if slowest is None or took > slowest[0]:
-            slowest = (took, hands)
-    took, hands = slowest
-    rng.shuffle(cards)  # another deal in between: DDS reuses its tables on the same one
-    dds_cards_reaching(
-        [sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)], (), 0, 0, 7
-    )
+    took, hands = slow_full_deal()
     key = ("reach", 13)
     clock = Clock(took / 20)
     DDS_COSTS._cache[key] = 0.0  # pretend it is cheap, so that it starts
@@ -126,25 +113,12 @@ def test_a_solve_that_overruns_is_left_behind() -> None:
 
 
 _EXIT_WHILE_SOLVING = """
-import random, time
 from core.players.clock import Clock, OutOfTime
 from core.players.double_dummy import dds_cards_reaching
 from core.players.solver import DDS_COSTS, _BUSY
+from tests.players.helpers import slow_full_deal
 
-rng = random.Random(3)
-cards = list(range(52))
-slowest = None
-for _ in range(40):
-    rng.shuffle(cards)
-    hands = [sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)]
-    t0 = time.perf_counter()
-    dds_cards_reaching(hands, (), 0, 0, 7)
-    took = time.perf_counter() - t0
-    if slowest is None or took > slowest[0]:
-        slowest = (took, hands)
-took, hands = slowest
-rng.shuffle(cards)
-dds_cards_reaching([sum(1 << c for c in cards[13 * s : 13 * s + 13]) for s in range(4)], (), 0, 0, 7)
+took, hands = slow_full_deal()
 DDS_COSTS._cache[("reach", 13)] = 0.0
 try:
     dds_cards_reaching(hands, (), 0, 0, 7, Clock(took / 20))
@@ -159,8 +133,13 @@ def test_a_process_may_exit_while_a_solve_it_left_behind_runs() -> None:
     import subprocess
     import sys
 
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
-        [sys.executable, "-c", _EXIT_WHILE_SOLVING], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _EXIT_WHILE_SOLVING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
     )
     assert done.stdout.strip() == "left behind"
     assert done.returncode == 0, done.stderr
