@@ -354,7 +354,7 @@ def _bots(opts: argparse.Namespace, baseline: Path | None) -> list[Bot]:
             if baseline is None:
                 raise SystemExit("the baseline bots need --baseline-ref")
             env = {}
-            if getattr(opts, "baseline_think_seconds", None) is not None:
+            if opts.baseline_think_seconds is not None:
                 env["HOKM_THINK_SECONDS"] = str(opts.baseline_think_seconds)
             bots.append(Bot(f"{name}@{opts.baseline_ref}", "hokm", baseline, hide, env=env))
         else:
