@@ -81,11 +81,11 @@ def main() -> None:
                 row = {}
                 for name, _ in variants:
                     p = hards[name][seat]
-                    p.noted = []
+                    p.dds_search.noted = []
                     c0 = time.process_time()
                     p.act(view)
                     cpu[name] += time.process_time() - c0
-                    row[name] = _accuracy(p.noted, m.hands, seat)
+                    row[name] = _accuracy(p.dds_search.noted, m.hands, seat)
                 if all(v is not None for v in row.values()):
                     for name, v in row.items():
                         scores[name].append(v)

@@ -17,7 +17,7 @@ import time
 from core.actions import ChooseTrump
 from core.cards import mask_of
 from core.match import Match, Phase
-from core.players import make_player
+from core.players import make_player, trump_search
 from core.players.hard import HardPlayer
 from core.players.rules import choose_trump_rule
 from core.variant import Variant
@@ -36,16 +36,16 @@ def hakem_views(deals: int, seed: int) -> list:
     return views
 
 
-def _counted(player: HardPlayer) -> list[int]:
-    """A list that grows by one for each deal-and-suit the player's search scores."""
+def _counted() -> list[int]:
+    """A list that grows by one for each deal-and-suit the trump search scores."""
     asked: list[int] = []
-    value = player._trump_value
+    value = trump_search._trump_value
 
     def counted(*args, **kwargs):
         asked.append(1)
         return value(*args, **kwargs)
 
-    player._trump_value = counted  # type: ignore[method-assign]
+    trump_search._trump_value = counted
     return asked
 
 
@@ -64,7 +64,7 @@ def main() -> None:
             player = make_player("hard", seed=i, time_budget=budget)
             assert isinstance(player, HardPlayer)
             player.search_trump_4p = True
-            asked = _counted(player)
+            asked = _counted()
             c0 = time.process_time()
             action = player.act(view)
             cpu.append(time.process_time() - c0)

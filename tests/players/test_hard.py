@@ -234,9 +234,9 @@ def test_leads_by_the_rules_when_lead_search_is_off() -> None:
 def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> None:
     """``lead_playouts`` off: no rule playout is run while hard leads, and follows
     still blend them in; on (the default), leads run them too."""
-    import core.players.hard as hard_module
+    import core.players.dds_search as dds_search
 
-    real = hard_module.playout
+    real = dds_search.playout
     calls: list[bool] = []  # for each playout: was the decision a lead?
     leading = [False]
 
@@ -244,7 +244,7 @@ def test_lead_playouts_off_scores_leads_by_double_dummy_alone(monkeypatch) -> No
         calls.append(leading[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(hard_module, "playout", counting)
+    monkeypatch.setattr(dds_search, "playout", counting)
 
     def play_hand(lead_playouts: bool) -> None:
         calls.clear()
@@ -275,7 +275,7 @@ def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) 
     """4 players, ``search_trump_4p`` off and a budget under ``first_trick_budget``:
     the trump and every card of the first trick are the rules', chosen without a
     solve; the second trick is searched."""
-    from core.players import hard
+    from core.players import dds_search, trump_search
     from core.players.rules import choose_trump_rule, rule_card, state_from_view
 
     solves = []
@@ -287,8 +287,9 @@ def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) 
 
         return wrapped
 
-    monkeypatch.setattr(hard, "dds_cards_reaching", counted(hard.dds_cards_reaching))
-    monkeypatch.setattr(hard, "dds_card_tricks", counted(hard.dds_card_tricks))
+    for module in (dds_search, trump_search):
+        monkeypatch.setattr(module, "dds_cards_reaching", counted(module.dds_cards_reaching))
+    monkeypatch.setattr(dds_search, "dds_card_tricks", counted(dds_search.dds_card_tricks))
     trumps = firsts = 0
     for seed in range(6):
         m, _ = Match.new(Variant.four(), seed=40 + seed)
@@ -321,16 +322,16 @@ def test_first_trick_and_trump_by_the_rules_ask_the_solver_nothing(monkeypatch) 
 def test_the_first_trick_is_searched_with_budget_enough(monkeypatch) -> None:
     """``first_trick_budget`` 0 (the default): the first trick's cards are searched
     (solves asked), whatever the budget."""
-    from core.players import hard
+    from core.players import dds_search
 
     solves = []
-    reaching = hard.dds_cards_reaching
+    reaching = dds_search.dds_cards_reaching
 
     def counted(*args, **kwargs):
         solves.append(1)
         return reaching(*args, **kwargs)
 
-    monkeypatch.setattr(hard, "dds_cards_reaching", counted)
+    monkeypatch.setattr(dds_search, "dds_cards_reaching", counted)
     m = _random_position(Variant.four(), 3, 0)
     p = make_player("hard", seed=1, time_budget=0.05)
     assert isinstance(p, HardPlayer)

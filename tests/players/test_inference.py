@@ -10,9 +10,9 @@ import pytest
 from core.cards import SUIT_MASKS, mask_of
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import _CORRECTED
 from core.players.inference import Plays, play_likelihood
 from core.players.knowledge import Knowledge
+from core.players.policies import CORRECTED
 from core.players.rules import PlayState, rule_card
 from core.players.search import settled, view_sample
 from core.trick import winning_index
@@ -23,7 +23,7 @@ def _rule_game(seed: int, plays: int, level: str = "normal0") -> Match:
     m, _ = Match.new(Variant.four(), seed)
     p = make_player(level, seed=seed)
     if level == "normal":
-        p.samples = 0  # its corrected rules alone: the policy _CORRECTED models
+        p.samples = 0  # its corrected rules alone: the policy CORRECTED models
     while m.phase is not Phase.PLAY:
         m.apply(m.turn, p.act(m.view(m.turn)))
     for _ in range(plays):
@@ -46,7 +46,7 @@ def test_the_model_of_play_is_a_parameter() -> None:
         m = _rule_game(200 + seed, 30, level="normal")
         view = m.view(m.turn)
         f = (0.3, 0.3, 0.3, 0.3)
-        assert play_likelihood(view, list(m.hands), f, _CORRECTED.card) == 1.0
+        assert play_likelihood(view, list(m.hands), f, CORRECTED.card) == 1.0
         plain.append(play_likelihood(view, list(m.hands), f))
     assert min(plain) < 1.0
 

@@ -12,10 +12,11 @@ import pytest
 from core.cards import SUIT_MASKS
 from core.match import Match, Phase
 from core.players import make_player
-from core.players.hard import HardPlayer, _policy
+from core.players.hard import HardPlayer
 from core.players.inference import play_likelihood
 from core.players.knowledge import Knowledge
 from core.players.particles import DealPool, hand_key, repair
+from core.players.policies import policy
 from core.players.search import view_sample
 from core.variant import Variant
 
@@ -104,7 +105,7 @@ def test_pool_deals_agree_with_the_view_all_hand_long() -> None:
             if m.turn == me and (m.trick or m.tricks):
                 view = m.view(me)
                 know = Knowledge(view)
-                pool.update(view, know, rng, SURPRISE, _policy(0))
+                pool.update(view, know, rng, SURPRISE, policy(0))
                 assert 1 <= len(pool) <= 24
                 for i in range(len(pool)):
                     _assert_agrees(pool.hands(i), view, know)
@@ -227,9 +228,9 @@ def test_pool_keeps_the_clock() -> None:
 
 
 def _last_pool(player: HardPlayer) -> DealPool:
-    """The pool of the hand the player thought about last (``_pools`` keeps the
+    """The pool of the hand the player thought about last (``pools`` keeps the
     most recently used last)."""
-    return next(reversed(player._pools.values()))
+    return next(reversed(player.dds_search.pools.values()))
 
 
 def test_one_player_thinking_for_two_seats_keeps_a_pool_for_each() -> None:
@@ -242,8 +243,8 @@ def test_one_player_thinking_for_two_seats_keeps_a_pool_for_each() -> None:
     while m.phase is Phase.PLAY and m.hand_no == 1:
         view = m.view(m.turn)
         m.apply(m.turn, (p if m.turn % 2 == 0 else others).act(view))
-    assert sorted(key[0] for key in p._pools) == [0, 2]
-    assert all(pool.kept > 0 for pool in p._pools.values())
+    assert sorted(key[0] for key in p.dds_search.pools) == [0, 2]
+    assert all(pool.kept > 0 for pool in p.dds_search.pools.values())
 
 
 def test_pools_of_old_hands_are_dropped() -> None:
@@ -254,7 +255,7 @@ def test_pools_of_old_hands_are_dropped() -> None:
     for seed in range(5):
         m = _game(660 + seed)
         key = None
-        while key not in p._pools:  # seat 0 plays until a decision of it uses a pool
+        while key not in p.dds_search.pools:  # seat 0 plays until a decision of it uses a pool
             assert m.phase is Phase.PLAY and m.hand_no == 1
             while m.turn != 0:
                 m.apply(m.turn, normal.act(m.view(m.turn)))
@@ -262,4 +263,4 @@ def test_pools_of_old_hands_are_dropped() -> None:
             key = hand_key(view, Knowledge(view))
             m.apply(0, p.act(view))
         keys.append(key)
-    assert list(p._pools) == keys[-3:]
+    assert list(p.dds_search.pools) == keys[-3:]
