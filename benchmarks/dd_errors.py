@@ -11,6 +11,12 @@ every card) makes none and is the ceiling. Printed for A and B, as the hakem's s
 and as defenders: decisive errors per 100 hands, by trick and by position in the
 trick, and the hands' results; with the load average. Only the first card that flips
 a hand is counted for each side (after it the side is lost double dummy).
+
+``--recheck SECONDS`` asks, at each of A's decisive errors, a fresh A with that
+budget, sampling fresh deals (``reuse_deals=0``) with no early stop on a margin
+(``settle_margin=0``), and counts how often its card would have kept the hand, next
+to how often a card drawn at random among A's distinct choices would have: if more
+search fixed the errors, the first would be well above the second.
 """
 
 from __future__ import annotations
@@ -22,24 +28,47 @@ import time
 from collections import Counter
 
 from core import Match, PlayCard, Variant
-from core.arena import parse_settings, seat_players, seatings
+from core.arena import parse_settings, seat_players, seatings, tuned
 from core.events import HandEnded
+from core.players import make_player
 from core.players.double_dummy import dds_card_tricks
+from core.players.knowledge import Knowledge
 from core.players.oracle import OraclePlayer
+from core.players.search import distinct_cards
 from core.scoring import TRICKS_TO_WIN
 
 ROLES = ("hakem's side", "defenders")
 
 
+def recheck(
+    a: str, a_set: tuple[tuple[str, str], ...], view, good: set[int], seed: int, budget: float
+) -> tuple[bool, float]:
+    """Whether a fresh, bigger search of A picks a card that keeps the hand, and the
+    share of A's distinct cards that do."""
+    player = tuned(make_player(a, seed=seed, time_budget=budget), a_set)
+    for name, value in (("reuse_deals", 0), ("settle_margin", 0.0)):
+        if hasattr(player, name):
+            setattr(player, name, value)
+    card = int(player.act(view).card)  # type: ignore[union-attr]
+    distinct = distinct_cards([x.card for x in view.legal], Knowledge(view))  # type: ignore[union-attr]
+    return card in good, sum(int(c) in good for c in distinct) / len(distinct)
+
+
 def play_and_check(
-    a: str, b: str, seed: int, budget: float, a_set: tuple[tuple[str, str], ...] = ()
+    a: str,
+    b: str,
+    seed: int,
+    budget: float,
+    a_set: tuple[tuple[str, str], ...] = (),
+    recheck_budget: float | None = None,
 ) -> list[dict]:
     """Both seatings of one deal; for each, the decisive errors of each side."""
     out = []
     for k, seating in enumerate(seatings(4)):
         seats = seat_players(a, b, seating, seed * 100 + k * 10, budget, a_set)
         m, _ = Match.new(Variant(4), seed)
-        errors: list[tuple[int, int, int, int]] = []  # (who, role, trick, position)
+        # (who, role, trick, position; for A's errors with --recheck: kept, share)
+        errors: list[tuple] = []
         lost_side = [False, False]
         hakem_side = -1  # known once play begins; the engine deals the next hand at the end
         ended = None
@@ -63,7 +92,11 @@ def play_and_check(
                     if best and not mine:
                         lost_side[side] = True
                         role = 0 if hakem_side == side else 1
-                        errors.append((seating[seat], role, len(m.tricks) + 1, len(m.trick) + 1))
+                        error: tuple = (seating[seat], role, len(m.tricks) + 1, len(m.trick) + 1)
+                        if recheck_budget and seating[seat] == 0:
+                            good = {c for c, v in values.items() if won + v >= TRICKS_TO_WIN}
+                            error += recheck(a, a_set, view, good, seed, recheck_budget)
+                        errors.append(error)
             for e in m.apply(seat, action):
                 if isinstance(e, HandEnded):
                     ended = e
@@ -86,12 +119,15 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=961000)
     p.add_argument("--budget", type=float, default=0.25)
     p.add_argument("--a-set", action="append", metavar="NAME=VALUE", help="one of A's settings")
+    p.add_argument("--recheck", type=float, metavar="SECONDS", help="re-ask A's errors, bigger")
     opts = p.parse_args()
     a_set = parse_settings(opts.a_set)
     t0 = time.perf_counter()
     hands = []
     for d in range(opts.deals):
-        hands.extend(play_and_check(opts.a, opts.b, opts.seed + d, opts.budget, a_set))
+        hands.extend(
+            play_and_check(opts.a, opts.b, opts.seed + d, opts.budget, a_set, opts.recheck)
+        )
     n = len(hands)
     names = (opts.a, opts.b)
     print(
@@ -132,6 +168,18 @@ def main() -> int:
             f" {lead_role[1] * per:.1f}; by trick "
             + " ".join(f"{t if t < 8 else '8+'}:{lead_trick[t] * per:.1f}" for t in range(1, 9))
         )
+    if opts.recheck:
+        rechecked = [e for h in hands for e in h["errors"] if len(e) > 4]
+        for what, pos in (("leads", {1}), ("follows", {2, 3, 4})):
+            some = [e for e in rechecked if e[3] in pos]
+            if some:
+                kept = sum(e[4] for e in some)
+                share = sum(e[5] for e in some) / len(some)
+                print(
+                    f"A's decisive {what} re-asked at {opts.recheck} s (fresh deals, no margin):"
+                    f" {kept} of {len(some)} kept the hand ({kept / len(some):.0%}); a random"
+                    f" distinct card would keep it {share:.0%} of the time"
+                )
     return 0
 
 

@@ -38,6 +38,15 @@ class Clock:
         #: A step that runs aside (a solve) is waited for until this, then left.
         self.give_up = self.start + give_up * budget
 
+    def part(self, share: float) -> Clock:
+        """The same decision held to ``share`` of its budget (from the same start)."""
+        part = Clock.__new__(Clock)
+        part.start = self.start
+        part.budget = self.budget * share
+        part.deadline = self.start + part.budget
+        part.give_up = self.start + (self.give_up - self.start) * share
+        return part
+
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 

@@ -98,6 +98,8 @@ class HardPlayer(HardSettings, RulePlayer):
                 return rule
             if view.tricks and not view.trick and not self.search_leads:
                 return rule
+            if view.trick and self.follow_share < 1.0:
+                clock = clock.part(self.follow_share)
             totals = self.dds_search.scores(view, know, distinct, clock, self.rng)
             prior = self.prior_dds
         else:

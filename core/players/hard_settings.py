@@ -135,6 +135,11 @@ class HardSettings:
     #: and 3.2 (SE 1.3, 437 pairs): not the default (RESULTS.md, "Issue 25, twelfth
     #: session").
     first_trick_budget = 0.0
+    #: 4 players: the share of the decision's budget that a card following a lead
+    #: may spend (1: all of it; leads always may). Most of hard's decisive errors
+    #: are leads, and a bigger search picks a card that keeps the hand more often
+    #: than an equal one (``benchmarks/dd_errors.py --recheck``).
+    follow_share = 1.0
     #: 4 players: search the leads after the opening one (off: the rules lead; a
     #: measurement of the leads, where most of hard's decisive errors are made:
     #: benchmarks/dd_errors.py).

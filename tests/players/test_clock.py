@@ -82,6 +82,15 @@ def test_clock_refuses_a_step_that_would_not_fit() -> None:
     assert clock.give_up > clock.deadline
 
 
+def test_part_of_a_clock_keeps_its_start_and_scales_its_budget() -> None:
+    clock = Clock(0.5)
+    half = clock.part(0.5)
+    assert half.start == clock.start
+    assert half.deadline == pytest.approx(clock.start + 0.25)
+    assert half.give_up - half.start == pytest.approx((clock.give_up - clock.start) / 2)
+    assert not half.fits(0.3) and clock.fits(0.3)
+
+
 def test_cost_table_learns_from_what_steps_cost() -> None:
     table = CostTable(lambda key: 0.5, quantile=0.9, trust=10)
     assert table.estimate("k") == 0.5  # the prior until enough were seen

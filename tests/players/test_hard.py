@@ -339,3 +339,27 @@ def test_the_first_trick_is_searched_with_budget_enough(monkeypatch) -> None:
     while not m.view(0).tricks:
         m.apply(m.turn, p.act(m.view(m.turn)))
     assert solves
+
+
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_follows_search_within_their_share_of_the_budget(monkeypatch, share: float) -> None:
+    """``follow_share``: a card that follows a lead is searched against that share of
+    the decision's budget, from the decision's start; a lead against all of it."""
+    from core.players.dds_search import DdsSearch
+
+    budgets: dict[bool, set[float]] = {True: set(), False: set()}  # leading? -> budgets seen
+    scores = DdsSearch.scores
+
+    def seen(self, view, know, cards, clock, rng):
+        budgets[not view.trick].add(round(clock.budget, 9))
+        return scores(self, view, know, cards, clock, rng)
+
+    monkeypatch.setattr(DdsSearch, "scores", seen)
+    m, _ = Match.new(Variant.four(), seed=21)
+    p = make_player("hard", seed=1, time_budget=0.04)
+    assert isinstance(p, HardPlayer)
+    p.follow_share = share
+    while m.phase is not Phase.OVER and m.hand_no == 1 and len(m.view(0).tricks) < 4:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    assert budgets[True] == {0.04}
+    assert budgets[False] == {round(0.04 * share, 9)}
