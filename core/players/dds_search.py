@@ -147,6 +147,7 @@ class DdsSearch:
             key = hand_key(view, know)
             pool = self.pool_for(key)
             pool.update(view, know, rng, surprise, model, clock, key=key)
+        margin = st.settle_margin if view.trick else st.lead_settle_margin
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
         solved: dict[int, dict[Card, float]] = {}
@@ -213,7 +214,7 @@ class DdsSearch:
             if (
                 samples >= st.settle_samples
                 and samples % 8 == 0
-                and settled(rows, totals, st.settle_margin)
+                and settled(rows, totals, margin)
             ):
                 break
         if not samples or weights <= 0:

@@ -110,6 +110,8 @@ class HardSettings:
     #: yardstick, at 28% of the CPU the issue started from (RESULTS.md, "Issue 25,
     #: eleventh session" and "twelfth session"). The default since.
     settle_margin = 0.05
+    #: ... and for a lead (0: only a clear leader settles it).
+    lead_settle_margin = 0.05
     #: 2 / 3 players: stop sampling early once the choice is settled, as with 4.
     settle_2p = False
     settle_3p = False

@@ -363,3 +363,38 @@ def test_follows_search_within_their_share_of_the_budget(monkeypatch, share: flo
         m.apply(m.turn, p.act(m.view(m.turn)))
     assert budgets[True] == {0.04}
     assert budgets[False] == {round(0.04 * share, 9)}
+
+
+
+def test_leads_settle_by_their_own_margin() -> None:
+    """``lead_settle_margin`` decides when a lead's search may stop early, and
+    ``settle_margin`` when a follow's may (a sample cap, not the clock, ends each)."""
+    import random
+
+    from core.players.clock import Clock
+    from core.players.knowledge import Knowledge
+    from core.players.search import distinct_cards
+
+    m, _ = Match.new(Variant.four(), seed=23)
+    normal = make_player("normal", seed=2)
+    views = {}  # leading? -> a view of the third trick
+    while len(views) < 2:
+        view = m.view(m.turn)
+        if len(view.tricks) == 2 and len(view.legal) > 1:
+            views.setdefault(not view.trick, view)
+        m.apply(m.turn, normal.act(view))
+
+    def samples(view, lead_margin: float) -> int:
+        p = make_player("hard", seed=1, time_budget=100.0)
+        assert isinstance(p, HardPlayer)
+        p.reuse_deals, p.max_samples = 0, 200
+        p.settle_margin, p.lead_settle_margin = 100.0, lead_margin
+        know = Knowledge(view)
+        cards = distinct_cards([a.card for a in view.legal], know)
+        out = p.dds_search.scores(view, know, cards, Clock(100.0), random.Random(5))
+        assert out is not None
+        return out[1]
+
+    # A margin above any card's worth settles a search at its first check.
+    assert samples(views[True], 100.0) < samples(views[True], 0.0)
+    assert samples(views[False], 100.0) == samples(views[False], 0.0)
