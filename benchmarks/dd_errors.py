@@ -14,9 +14,10 @@ a hand is counted for each side (after it the side is lost double dummy).
 
 ``--recheck SECONDS`` asks, at each of A's decisive errors, a fresh A with that
 budget, sampling fresh deals (``reuse_deals=0``) with no early stop on a margin
-(``settle_margin=0``), and counts how often its card would have kept the hand, next
-to how often a card drawn at random among A's distinct choices would have: if more
-search fixed the errors, the first would be well above the second.
+(``settle_margin`` and ``lead_settle_margin`` 0), and counts how often its card would
+have kept the hand, next to how often a card drawn at random among A's distinct
+choices would have: if more search fixed the errors, the first would be well above
+the second.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def recheck(
     """Whether a fresh, bigger search of A picks a card that keeps the hand, and the
     share of A's distinct cards that do."""
     player = tuned(make_player(a, seed=seed, time_budget=budget), a_set)
-    for name, value in (("reuse_deals", 0), ("settle_margin", 0.0)):
+    for name, value in (("reuse_deals", 0), ("settle_margin", 0.0), ("lead_settle_margin", 0.0)):
         if hasattr(player, name):
             setattr(player, name, value)
     card = int(player.act(view).card)  # type: ignore[union-attr]
