@@ -24,7 +24,7 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("TELEGRAM_API_URL", "a self-hosted Bot API server (or the emulator)"),
     ("HOKM_COMPUTER_DELAY", "seconds before a computer plays (default 1)"),
     ("HOKM_HAND_PAUSE", "seconds of pause after a hand (default 2)"),
-    ("HOKM_THINK_SECONDS", "hard computer's thinking budget per move (default 1)"),
+    ("HOKM_THINK_SECONDS", "hard computer's thinking budget per move (default 0.25)"),
     ("HOKM_THINK_PROCESSES", "processes for its search (default one per core; 0: a thread)"),
     ("HOKM_WEBAPP_URL", "the Mini App's public https URL (unset: no Mini App)"),
     ("HOKM_WEBAPP_PORT", "the port the single process serves it on (default 8080)"),
@@ -80,7 +80,7 @@ class Settings:
     rate_limit: bool = True
     computer_delay: float = 1.0
     hand_pause: float = 2.0
-    think_seconds: float = 1.0
+    think_seconds: float = 0.25
     #: Worker processes for the hard computer player's search (None: one per core;
     #: 0: search in a thread of the bot's process).
     think_processes: int | None = None
@@ -125,7 +125,7 @@ class Settings:
             rate_limit=env.get("HOKM_RATE_LIMIT", "1") != "0",
             computer_delay=float(env.get("HOKM_COMPUTER_DELAY", "1.0")),
             hand_pause=float(env.get("HOKM_HAND_PAUSE", "2.0")),
-            think_seconds=float(env.get("HOKM_THINK_SECONDS", "1.0")),
+            think_seconds=float(env.get("HOKM_THINK_SECONDS", "0.25")),
             think_processes=(
                 int(env["HOKM_THINK_PROCESSES"]) if env.get("HOKM_THINK_PROCESSES") else None
             ),

@@ -15,7 +15,7 @@ class ServiceConfig:
     #: Extra pause after a hand ends.
     hand_pause: float = 2.0
     #: Per-move thinking budget for the hard computer player.
-    think_seconds: float = 1.0
+    think_seconds: float = 0.25
     #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
     #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
     deal_seed: int | None = None
