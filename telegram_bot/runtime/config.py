@@ -24,7 +24,10 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("TELEGRAM_API_URL", "a self-hosted Bot API server (or the emulator)"),
     ("HOKM_COMPUTER_DELAY", "seconds before a computer plays (default 1)"),
     ("HOKM_HAND_PAUSE", "seconds of pause after a hand (default 2)"),
-    ("HOKM_THINK_SECONDS", "hard computer's thinking budget per move (default 0.25)"),
+    (
+        "HOKM_THINK_SECONDS",
+        "hard computer's budget per move, 2-3 players; half with 4 (default 0.25)",
+    ),
     ("HOKM_THINK_PROCESSES", "processes for its search (default one per core; 0: a thread)"),
     ("HOKM_WEBAPP_URL", "the Mini App's public https URL (unset: no Mini App)"),
     ("HOKM_WEBAPP_PORT", "the port the single process serves it on (default 8080)"),

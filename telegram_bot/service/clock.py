@@ -265,17 +265,16 @@ class Clock:
 
     async def _think(self, game_id: str, seat: int, level: str, match: Match) -> Action:
         key = (game_id, seat)
+        budget = self._shared.config.think_budget(match.n)
         player = self._players.get(key)
         if player is None or getattr(player, "level", None) != level:
-            player = make_player(level, time_budget=self._shared.config.think_seconds)
+            player = make_player(level, time_budget=budget)
             player.level = level
             self._players[key] = player
         view = match.view(seat)
         if level in POOLED_LEVELS:
             if self._shared.thinkers is not None:
-                return await self._shared.thinkers.act(
-                    level, self._shared.config.think_seconds, view
-                )
+                return await self._shared.thinkers.act(level, budget, view)
             return await asyncio.to_thread(player.act, view)
         return player.act(view)
 

@@ -14,8 +14,12 @@ class ServiceConfig:
     computer_delay: float = 1.0
     #: Extra pause after a hand ends.
     hand_pause: float = 2.0
-    #: Per-move thinking budget for the hard computer player.
+    #: Per-move thinking budget for the hard computer player with 2 and 3 players...
     think_seconds: float = 0.25
+    #: ... and the share of it it thinks with 4, where it stops most searches early:
+    #: there half the budget played as well as eight times it (core/players/RESULTS.md,
+    #: "Issue 25, thirteenth session"), while 2 and 3 players search to the end of it.
+    think_share_4p: float = 0.5
     #: Tests and demos only: seed the deals (match ``k`` started uses ``deal_seed + k``)
     #: so a scenario is reproducible. Live tables leave it None: secure shuffles.
     deal_seed: int | None = None
@@ -29,3 +33,7 @@ class ServiceConfig:
     #: The Mini App's short name from BotFather's /newapp (HOKM_WEBAPP_SHORT_NAME): the
     #: group's table message gets a t.me/<bot>/<app>?startapp=<game> link.
     webapp_short_name: str | None = None
+
+    def think_budget(self, players: int) -> float:
+        """The hard computer player's seconds a move at a table of ``players``."""
+        return self.think_seconds * (self.think_share_4p if players == 4 else 1.0)

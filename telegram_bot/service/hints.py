@@ -50,10 +50,11 @@ class Hints:
         if move != game.move or not hint_offered(game, match, seat):
             return Answer(tr("This button belongs to an earlier hand"), alert=True)
         view = match.view(seat)
+        budget = self._shared.config.think_budget(match.n)
         if self._shared.thinkers is not None:
-            action = await self._shared.thinkers.act(LEVEL, self._shared.config.think_seconds, view)
+            action = await self._shared.thinkers.act(LEVEL, budget, view)
         else:
-            player = make_player(LEVEL, time_budget=self._shared.config.think_seconds)
+            player = make_player(LEVEL, time_budget=budget)
             action = await asyncio.to_thread(player.act, view)
         if not isinstance(action, PlayCard):  # pragma: no cover - trick play asks for a card
             return Answer(tr("This button is not valid"), alert=True)

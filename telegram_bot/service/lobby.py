@@ -185,7 +185,7 @@ class Lobby:
         name, _, value = arg.partition("=")
         if name == "about" and value in render.SETTING_HINTS:  # a row's label: explain it
             # (The level's hint names the hard player's time a card: what it costs.)
-            seconds = self._shared.config.think_seconds
+            seconds = self._shared.config.think_budget(int(settings.get("players", 4)))
             return Answer(tr(render.SETTING_HINTS[value][1], seconds=seconds))
         parsed: Any
         try:

@@ -258,6 +258,12 @@ async def test_settings_rows_are_labelled(emu, runner, lang):
         "thinks up to 0.05 s a card and plays best."
     )
     assert (await Table(emu, runner, group, []).game()).settings == before
+    # With 4 players hard thinks half the budget (it stops most searches early there).
+    await emu.press(owner, group.id, lobby.message_id, _data(game.id, "o", "players=4"))
+    await runner.settle()
+    h = await emu.press(owner, group.id, lobby.message_id, _data(game.id, "o", "about=level"))
+    await runner.settle()
+    assert ("۰٫۰۲۵ ثانیه" if lang == "fa" else "up to 0.025 s a card") in h.answer.text
 
 
 # ------------------------------------------------------------- announcements

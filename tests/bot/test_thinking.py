@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
+
 from core import Match, PlayCard, Variant
 from telegram_bot.platform.thinking import Thinkers
 from testkit.emulator import SimulationError
@@ -140,6 +142,49 @@ async def test_the_bot_answers_while_a_computer_thinks(emu, db_url, tmp_path, mo
         gate.touch()
         await runner.stop()
     assert service.thinkers._pool is None
+
+
+class _NotedThinkers:
+    """The think pool's API, answering at once by the rules and noting the budget
+    each computer move was asked with."""
+
+    worker_pids: tuple[int, ...] = ()
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, float]] = []  # (players, budget)
+
+    async def act(self, level, budget, view):
+        self.asked.append((len(view.hand_sizes), budget))
+        return by_level("normal", seed=1)(view)
+
+    async def shutdown(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("players", [4, 3])
+async def test_hard_computers_think_half_the_budget_at_four(emu, db_url, players):
+    """HOKM_THINK_SECONDS (0.05 in the test bot) is the budget with 2 and 3 players;
+    with 4, where hard stops most searches early, its computers think half of it."""
+    runner = BotRunner(emu, db_url, think_processes=1)
+    await runner.start()
+    await runner.service.thinkers.shutdown()
+    noted = runner.service.thinkers = _NotedThinkers()
+    try:
+        ann = (await _people(emu, ["Ann"], lang="en"))[0]
+        group = emu.add_group("G", members=[ann], admins=[ann])
+        game, lobby = await _open(emu, runner, group, ann, players=players, timer=0, level="hard")
+        await emu.press(ann, group.id, lobby.message_id, _data(game.id, "s"))
+        table = Table(emu, runner, group, [ann])
+
+        async def computers_moved() -> bool:
+            if await _humans_turn(table, ann)():
+                await _human_acts(emu, table, ann)
+            return len(noted.asked) >= 3
+
+        await _until(computers_moved, "three computer moves")
+    finally:
+        await runner.stop()
+    assert set(noted.asked) == {(players, 0.025 if players == 4 else 0.05)}
 
 
 def test_the_pool_leaves_with_a_killed_bot():

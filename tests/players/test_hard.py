@@ -365,7 +365,6 @@ def test_follows_search_within_their_share_of_the_budget(monkeypatch, share: flo
     assert budgets[False] == {round(0.04 * share, 9)}
 
 
-
 def test_leads_settle_by_their_own_margin() -> None:
     """``lead_settle_margin`` decides when a lead's search may stop early, and
     ``settle_margin`` when a follow's may (a sample cap, not the clock, ends each)."""
