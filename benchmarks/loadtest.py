@@ -488,7 +488,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="computer level: in --mode computers (default hard) and --mode matches"
         " (default normal; easy makes a match several times cheaper)",
     )
-    p.add_argument("--think-seconds", type=float, default=1.0, help="hard player's budget")
+    p.add_argument("--think-seconds", type=float, default=1.0, help="the bot's HOKM_THINK_SECONDS")
     p.add_argument(
         "--baseline-think-seconds",
         type=float,

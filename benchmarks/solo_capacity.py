@@ -14,7 +14,9 @@ The 1-minute load average is printed with each count.
 With ``--baseline-ref REF`` the checkout at REF is measured too, right after today's
 bot at each count (loadtest's ``baseline`` bot): before and after in one run;
 ``--baseline-budget`` gives it its own seconds a move (the same strength may cost
-a different budget).
+a different budget). Both are the bots' ``HOKM_THINK_SECONDS``: since ``a4652e3``
+the bot's hard computers think half of it at a 4-player table, so today's bot at
+``--budget 0.25`` thinks 0.125 s a move here.
 """
 
 from __future__ import annotations
@@ -62,14 +64,16 @@ def phase(tables: int, opts: argparse.Namespace, out: Path) -> list[dict]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tables", default="10,20,40,80", help="comma list of table counts")
-    p.add_argument("--budget", type=float, default=0.25, help="hard player's seconds a move")
+    p.add_argument("--budget", type=float, default=0.25, help="the bot's HOKM_THINK_SECONDS")
     p.add_argument("--think", type=float, default=2.0, help="a person's seconds a press")
     p.add_argument("--duration", type=float, default=30.0, help="measured seconds a count")
     p.add_argument("--level", default="hard")
     p.add_argument("--limit", type=float, default=200.0, help="p99 press→answer, ms")
     p.add_argument("--baseline-ref", help="a commit to measure beside today's, at each count")
     p.add_argument(
-        "--baseline-budget", type=float, help="the baseline's seconds a move (default: --budget)"
+        "--baseline-budget",
+        type=float,
+        help="the baseline's HOKM_THINK_SECONDS (default: --budget)",
     )
     opts = p.parse_args()
     held: dict[str, int] = {}
