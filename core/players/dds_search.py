@@ -143,7 +143,7 @@ class DdsSearch:
         samples = 0
         weights = 0.0
         pool: DealPool | None = None
-        if infer and st.reuse_deals > 0:
+        if infer and st.reuse_deals > 0 and (view.trick or st.pool_leads):
             key = hand_key(view, know)
             pool = self.pool_for(key)
             pool.update(view, know, rng, surprise, model, clock, key=key)

@@ -86,6 +86,9 @@ class HardSettings:
     #: against normal) at half the CPU per decision (69 against 142 ms). With the rule
     #: playouts it had cost 3.3 points (SE 1.3): RESULTS.md, "Issue 25, ninth session".
     reuse_deals = 128
+    #: ... for leads too (off: a lead draws fresh candidate deals, as with
+    #: ``reuse_deals=0``; the pool is brought up to date at the seat's next follow).
+    pool_leads = True
     #: ... dropping kept deals whose weight falls below this times the best one.
     reuse_floor = 0.01
     #: ... and drawing at most this share of the pool's size afresh per decision

@@ -264,3 +264,25 @@ def test_pools_of_old_hands_are_dropped() -> None:
             m.apply(0, p.act(view))
         keys.append(key)
     assert list(p.dds_search.pools) == keys[-3:]
+
+
+@pytest.mark.parametrize("pool_leads", [True, False])
+def test_leads_draw_fresh_deals_when_the_pool_is_for_follows(monkeypatch, pool_leads) -> None:
+    """``pool_leads`` off: a lead neither reads nor updates the pool (it draws fresh
+    candidate deals); the follows keep using it."""
+    updated: list[bool] = []  # for each pool update: was the decision a lead?
+    update = DealPool.update
+
+    def noted(pool, view, *args, **kwargs):
+        updated.append(not view.trick)
+        return update(pool, view, *args, **kwargs)
+
+    monkeypatch.setattr(DealPool, "update", noted)
+    m = _game(670)
+    p = _hard(6, pool_leads=pool_leads)
+    others = make_player("normal0", seed=3)
+    while m.phase is Phase.PLAY and m.hand_no == 1:
+        view = m.view(m.turn)
+        m.apply(m.turn, (p if m.turn % 2 == 0 else others).act(view))
+    assert False in updated
+    assert (True in updated) == pool_leads
