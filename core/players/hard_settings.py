@@ -88,6 +88,9 @@ class HardSettings:
     reuse_deals = 128
     #: ... for leads too (off: a lead draws fresh candidate deals, as with
     #: ``reuse_deals=0``; the pool is brought up to date at the seat's next follow).
+    #: Off, with leads at 0.5 s and no margin: −0.7 points (SE 1.4) over 289 fresh
+    #: pairs against the yardstick, at 116 ms a decision (RESULTS.md, "Issue 25,
+    #: thirteenth session").
     pool_leads = True
     #: ... dropping kept deals whose weight falls below this times the best one.
     reuse_floor = 0.01
@@ -143,7 +146,11 @@ class HardSettings:
     #: 4 players: the share of the decision's budget that a card following a lead
     #: may spend (1: all of it; leads always may). Most of hard's decisive errors
     #: are leads, and a bigger search picks a card that keeps the hand more often
-    #: than an equal one (``benchmarks/dd_errors.py --recheck``).
+    #: than an equal one (``benchmarks/dd_errors.py --recheck``). But at 0.25 with
+    #: a 0.5 s budget and ``lead_settle_margin`` 0 (leads searched four times as
+    #: long as today's follows) it gained +0.7 points (SE 0.8) over 1,000 fresh
+    #: pairs against the yardstick, for 45% more time a decision: within noise, so
+    #: 1 (RESULTS.md, "Issue 25, thirteenth session").
     follow_share = 1.0
     #: 4 players: search the leads after the opening one (off: the rules lead; a
     #: measurement of the leads, where most of hard's decisive errors are made:
