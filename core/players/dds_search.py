@@ -211,11 +211,7 @@ class DdsSearch:
                 solved[i] = row
             n_solved = len(solved) if pool is not None else samples
             per_sample += (time.perf_counter() - t0 - per_sample) / n_solved
-            if (
-                samples >= st.settle_samples
-                and samples % 8 == 0
-                and settled(rows, totals, margin)
-            ):
+            if samples >= st.settle_samples and samples % 8 == 0 and settled(rows, totals, margin):
                 break
         if not samples or weights <= 0:
             return None
