@@ -27,25 +27,22 @@ class OutOfTime(Exception):
 
 
 class Clock:
-    """One decision's time: its ``budget`` from now."""
+    """One decision's time: its ``budget`` from now (or from ``start``)."""
 
-    __slots__ = ("budget", "deadline", "give_up", "start")
+    __slots__ = ("budget", "deadline", "give_up", "patience", "start")
 
-    def __init__(self, budget: float, give_up: float = 1.1) -> None:
-        self.start = time.perf_counter()
+    def __init__(self, budget: float, give_up: float = 1.1, start: float | None = None) -> None:
+        self.start = time.perf_counter() if start is None else start
         self.budget = budget
         self.deadline = self.start + budget
-        #: A step that runs aside (a solve) is waited for until this, then left.
+        #: A step that runs aside (a solve) is waited for until this many budgets...
+        self.patience = give_up
+        #: ... from the start, then left.
         self.give_up = self.start + give_up * budget
 
     def part(self, share: float) -> Clock:
         """The same decision held to ``share`` of its budget (from the same start)."""
-        part = Clock.__new__(Clock)
-        part.start = self.start
-        part.budget = self.budget * share
-        part.deadline = self.start + part.budget
-        part.give_up = self.start + (self.give_up - self.start) * share
-        return part
+        return Clock(self.budget * share, self.patience, self.start)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
