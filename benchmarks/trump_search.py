@@ -36,8 +36,9 @@ def hakem_views(deals: int, seed: int) -> list:
     return views
 
 
-def _counted() -> list[int]:
-    """A list that grows by one for each deal-and-suit the trump search scores."""
+def _counting() -> list[int]:
+    """A list that grows by one for each deal-and-suit the trump search scores (its
+    scoring wrapped once, for the whole run)."""
     asked: list[int] = []
     value = trump_search._trump_value
 
@@ -56,6 +57,7 @@ def main() -> None:
     p.add_argument("--budgets", type=float, nargs="+", default=[0.125, 0.25])
     opts = p.parse_args()
     views = hakem_views(opts.deals, opts.seed)
+    asked = _counting()
     for budget in opts.budgets:
         reached = differs = 0
         cpu = []
@@ -64,7 +66,7 @@ def main() -> None:
             player = make_player("hard", seed=i, time_budget=budget)
             assert isinstance(player, HardPlayer)
             player.search_trump_4p = True
-            asked = _counted()
+            asked.clear()
             c0 = time.process_time()
             action = player.act(view)
             cpu.append(time.process_time() - c0)
