@@ -1,10 +1,12 @@
 """How close the hard player's sampled deals are to the real one, by way of sampling.
 
     .venv/bin/python -m benchmarks.deal_accuracy [--deals 10] [--seed 880000]
-        [--variant NAME:key=val,key=val ...]
+        [--variant NAME:key=val,key=val ...] [--table yardstick]
+        [--table hard --table-budget 0.125]
 
-Plays the first hand of each seeded 4-player deal with "normal" at every seat. At
-each decision of every seat after the first play, each variant of the hard player
+Plays the first hand of each seeded 4-player deal with "normal" (or ``--table``'s
+level) at every seat. At each decision of every seat after the first play, each
+variant of the hard player
 (its own instance per seat, so that one keeping deals between decisions sees all its
 seat's decisions) is asked for its card, with double dummy off (``dds=0``: the
 sampling and inference run, nothing is solved), and the deals it would have solved
@@ -32,13 +34,13 @@ DEFAULT_VARIANTS = [
 ]
 
 
-def _accuracy(noted, real: list[int], me: int) -> float | None:
+def _accuracy(noted, real: list[int], me: int, seats: tuple[int, ...] = (1, 2, 3)) -> float | None:
+    """The weighted share of the hidden cards of the seats ``seats`` after ``me``
+    (1 the next seat, 2 the partner) that the noted deals put in the right hand."""
     sw = acc = 0.0
     for w, hands in noted:
         hidden = right = 0
-        for s in range(4):
-            if s == me:
-                continue
+        for s in ((me + k) % 4 for k in seats):
             hidden += real[s].bit_count()
             right += (hands[s] & real[s]).bit_count()
         if hidden:
@@ -52,12 +54,21 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=10)
     ap.add_argument("--seed", type=int, default=880000)
     ap.add_argument("--variant", action="append", help="NAME:key=val,key=val")
+    ap.add_argument(
+        "--table",
+        default="normal",
+        help="the level playing every seat (yardstick: judge inference_policy=2, its exact model)",
+    )
+    ap.add_argument(
+        "--table-budget", type=float, default=None, help="seconds a decision (a hard table)"
+    )
     args = ap.parse_args()
     variants = []
     for item in args.variant or DEFAULT_VARIANTS:
         name, _, sets = item.partition(":")
         variants.append((name, parse_settings([s for s in sets.split(",") if s])))
     scores: dict[str, list[float]] = {name: [] for name, _ in variants}
+    partner: dict[str, list[float]] = {name: [] for name, _ in variants}
     late: dict[str, list[float]] = {name: [] for name, _ in variants}
     cpu: dict[str, float] = dict.fromkeys(scores, 0.0)
     with open("/proc/loadavg") as f:
@@ -65,7 +76,10 @@ def main() -> None:
     for d in range(args.deals):
         seed = args.seed + d
         m, _ = Match.new(Variant.four(), seed)
-        drivers = [make_player("normal", seed=seed * 10 + s) for s in range(4)]
+        drivers = [
+            make_player(args.table, seed=seed * 10 + s, time_budget=args.table_budget)
+            for s in range(4)
+        ]
         hards = {
             name: [
                 tuned(make_player("hard", seed=seed * 10 + s, time_budget=5.0), sets)
@@ -78,7 +92,7 @@ def main() -> None:
             seat = m.turn
             view = m.view(seat)
             if m.phase is Phase.PLAY and (view.tricks or view.trick) and len(view.legal) > 1:
-                row = {}
+                row, part = {}, {}
                 for name, _ in variants:
                     p = hards[name][seat]
                     p.dds_search.noted = []
@@ -86,9 +100,11 @@ def main() -> None:
                     p.act(view)
                     cpu[name] += time.process_time() - c0
                     row[name] = _accuracy(p.dds_search.noted, m.hands, seat)
+                    part[name] = _accuracy(p.dds_search.noted, m.hands, seat, (2,))
                 if all(v is not None for v in row.values()):
                     for name, v in row.items():
                         scores[name].append(v)
+                        partner[name].append(part[name])
                         if len(view.tricks) >= 6:
                             late[name].append(v)
             m.apply(seat, drivers[seat].act(view))
@@ -96,7 +112,10 @@ def main() -> None:
         load1 = f.read().split()[0]
     first = variants[0][0]
     n = len(scores[first])
-    print(f"{args.deals} deals from seed {args.seed}, {n} decisions; load {load0} -> {load1}")
+    print(
+        f"{args.deals} deals from seed {args.seed}, {args.table} at every seat, {n} decisions;"
+        f" load {load0} -> {load1}"
+    )
     for name, _ in variants:
         xs, ls = scores[name], late[name]
         diffs = [a - b for a, b in zip(xs, scores[first], strict=True)]
@@ -104,7 +123,8 @@ def main() -> None:
         sd = math.sqrt(sum((x - mean_d) ** 2 for x in diffs) / max(1, n - 1))
         print(
             f"  {name:10s} hidden cards placed right: {100 * sum(xs) / n:5.1f}%"
-            f" (tricks 7-13: {100 * sum(ls) / max(1, len(ls)):5.1f}%)"
+            f" (tricks 7-13: {100 * sum(ls) / max(1, len(ls)):5.1f}%;"
+            f" the partner's: {100 * sum(partner[name]) / n:5.1f}%)"
             f"  minus {first}: {100 * mean_d:+5.2f} (SE {100 * sd / math.sqrt(n):.2f})"
             f"  CPU {1000 * cpu[name] / n:6.1f} ms/decision"
         )

@@ -44,7 +44,6 @@ from .burner import Burner, default_burners
 from .events import HandEnded, HandKind
 from .match import Match
 from .players import ARENA_LEVELS, ComputerPlayer, make_player
-from .players.oracle import OraclePlayer
 from .variant import Variant
 
 __all__ = [
@@ -182,8 +181,9 @@ def play_deal(
             seat = m.turn
             view = m.view(seat)
             player = seats[seat]
-            if isinstance(player, OraclePlayer):
-                player.see(m)  # the yardstick that is shown every hand
+            see = getattr(player, "see", None)
+            if see is not None:
+                see(m)  # a yardstick shown hands: the oracle, hard-sighted
             t0 = time.perf_counter()
             c0 = time.process_time()
             action = player.act(view)

@@ -26,8 +26,16 @@ LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
 #: (the issue's bare rule set), "normal0" (the rule player as "normal" was before
 #: its measured corrections, :mod:`.normal`), "yardstick" (an independent, frozen
 #: rule-based player written apart from the rules, :mod:`.yardstick`) and "oracle"
-#: (sees every hand, :mod:`.oracle`; the arena only).
-ARENA_LEVELS: tuple[str, ...] = (*LEVELS, "bare", "normal0", "yardstick", "oracle")
+#: (sees every hand, :mod:`.oracle`; the arena only); and "hard-sighted", hard shown
+#: its partner's or the opponents' hands (:mod:`.sighted`, a diagnostic).
+ARENA_LEVELS: tuple[str, ...] = (
+    *LEVELS,
+    "bare",
+    "normal0",
+    "yardstick",
+    "oracle",
+    "hard-sighted",
+)
 
 
 def make_player(
@@ -61,4 +69,8 @@ def make_player(
         from .hard import HardPlayer
 
         return HardPlayer(seed, time_budget=1.0 if time_budget is None else time_budget)
+    if level == "hard-sighted":
+        from .sighted import SightedHardPlayer
+
+        return SightedHardPlayer(seed, time_budget=1.0 if time_budget is None else time_budget)
     raise ValueError(f"unknown level {level!r}; choose one of {', '.join(ARENA_LEVELS)}")

@@ -78,9 +78,14 @@ class HardPlayer(HardSettings, RulePlayer):
 
     # -------------------------------------------------------------- play
 
+    def _knowledge(self, view: SeatView) -> Knowledge:
+        """What the seat knows (a diagnostic's subclass is shown more:
+        :mod:`.sighted`)."""
+        return Knowledge(view)
+
     def choose_card(self, view: SeatView) -> Card:
         legal = [a.card for a in view.legal]  # type: ignore[union-attr]
-        know = Knowledge(view)
+        know = self._knowledge(view)
         if len(legal) == 1:
             return legal[0]
         distinct = distinct_cards(legal, know)

@@ -105,6 +105,7 @@ class Plays:
         judged = []
         voids = [0] * n
         won = [0] * n
+        leads: tuple[tuple[int, int], ...] = ()
         index = -1
         for plays in plays_by_trick:
             trick: list[tuple[int, int]] = []
@@ -123,6 +124,7 @@ class Plays:
                             rest_by[index][s],
                             tuple(voids),
                             tuple(won),
+                            leads,
                         )
                     )
                 if led >= 0 and c // 13 != led:
@@ -130,6 +132,7 @@ class Plays:
                 trick.append((s, c))
             if len(trick) == n:
                 won[trick[winning_index([c for _, c in trick], trump)][0]] += 1
+                leads = (*leads, trick[0])
         self._judged = judged
 
     def likelihood(self, hands: list[CardSet], start: int = 0) -> float:
@@ -141,7 +144,7 @@ class Plays:
         n, trump, hakem = self._n, self.trump, self.hakem
         surprise, policy = self._surprise, self._policy
         weight = 1.0
-        for index, s, c, trick, led, rest, later, voids, won in self._judged:
+        for index, s, c, trick, led, rest, later, voids, won, leads in self._judged:
             if index < start:
                 continue
             h = hands[s] | later
@@ -168,6 +171,7 @@ class Plays:
                 voids=list(voids),
                 tricks_won=won,
                 hakem=hakem,
+                leads=leads,
             )
             if not _same_choice(policy(st), c, h, live):
                 weight *= surprise[s]

@@ -63,6 +63,7 @@ class PlayState:
         "bids",
         "hakem",
         "hand",
+        "leads",
         "legal",
         "n",
         "seat",
@@ -88,6 +89,7 @@ class PlayState:
         hakem: int | None,
         bidding: bool = False,
         bids: tuple[int | None, ...] | list[int | None] = (),
+        leads: tuple[tuple[int, int], ...] = (),
     ) -> None:
         self.n = n
         self.seat = seat
@@ -101,6 +103,9 @@ class PlayState:
         self.hakem = hakem
         self.bidding = bidding
         self.bids = bids
+        #: The first play (seat, card) of each complete trick before this one, in
+        #: order; only the inference sets it (the yardstick's model reads it).
+        self.leads = leads
 
 
 def state_from_view(view: SeatView, know: Knowledge | None = None) -> PlayState:

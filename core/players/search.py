@@ -142,23 +142,47 @@ def view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
         )
         if shown < 2:
             prefer = (hakem, int(view.trump))
+    unseen = know.unseen
+    fixed = [0] * len(sizes)
+    # A diagnostic's (:mod:`.sighted`): seat s is shown to hold exactly ``cards`` of
+    # the cards ``among``, so the others hold the rest of them.
+    shown: dict[int, tuple[CardSet, CardSet]] = getattr(know, "shown", None) or {}
+    for s, (cards, _) in shown.items():
+        fixed[s] = cards
+        sizes[s] -= cards.bit_count()
+        unseen &= ~cards
+        if prefer is not None and prefer[0] == s:
+            prefer = None
+    for s, (_, among) in shown.items():
+        if not sizes[s]:
+            continue  # the whole hand is shown: sample_hands deals the rest as usual
+        rest = list(cards_in(unseen & among))
+        rng.shuffle(rest)
+        for c in rest:
+            seats = [t for t in range(len(sizes)) if t != know.seat and t not in shown and sizes[t]]
+            free = [t for t in seats if not know.voids[t] >> (c // 13) & 1]
+            t = (free or seats)[rng.randrange(len(free or seats))]
+            fixed[t] |= 1 << c
+            sizes[t] -= 1
+            unseen &= ~(1 << c)
     good = 0
     if view.variant.players == 2 and view.trump is not None:
         # The opponent kept trump and high cards from the draw.
         good = SUIT_MASKS[view.trump]
         for suit in range(4):
             good |= 0b1110000000000 << (13 * suit)  # Q, K, A
-    return sample_hands(
+    hands = sample_hands(
         rng,
         know.seat,
         know.hand,
-        know.unseen,
+        unseen,
         sizes,
         know.voids,
         prefer,
         good=good,
         good_weight=2.0,
     )
+    return [h | f for h, f in zip(hands, fixed, strict=True)]
 
 
 # ------------------------------------------------------------ engine search

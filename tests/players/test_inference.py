@@ -12,7 +12,7 @@ from core.match import Match, Phase
 from core.players import make_player
 from core.players.inference import Plays, play_likelihood
 from core.players.knowledge import Knowledge
-from core.players.policies import CORRECTED
+from core.players.policies import CORRECTED, yardstick_card
 from core.players.rules import PlayState, rule_card
 from core.players.search import settled, view_sample
 from core.trick import winning_index
@@ -47,6 +47,20 @@ def test_the_model_of_play_is_a_parameter() -> None:
         view = m.view(m.turn)
         f = (0.3, 0.3, 0.3, 0.3)
         assert play_likelihood(view, list(m.hands), f, CORRECTED.card) == 1.0
+        plain.append(play_likelihood(view, list(m.hands), f))
+    assert min(plain) < 1.0
+
+
+def test_the_yardstick_model_explains_every_play_of_the_yardstick() -> None:
+    """The diagnostic model (``inference_policy=2``) is the yardstick itself: deals
+    played by four yardsticks keep their full weight under it, at every point of the
+    hand (its leads read the tricks before), and not always under the rules."""
+    plain = []
+    for seed in range(10):
+        m = _rule_game(300 + seed, 8 + 3 * seed, level="yardstick")
+        view = m.view(m.turn)
+        f = (0.3, 0.3, 0.3, 0.3)
+        assert play_likelihood(view, list(m.hands), f, yardstick_card) == 1.0
         plain.append(play_likelihood(view, list(m.hands), f))
     assert min(plain) < 1.0
 

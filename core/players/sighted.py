@@ -1,0 +1,61 @@
+"""A diagnostic for the arena (``--a sighted``): the hard player shown some hands of
+the real deal, never offered at a table.
+
+The oracle (:mod:`.oracle`) is shown every hand and plays double dummy. This player
+searches exactly as hard does but its sampled deals hold the real cards of the seats
+it is shown (``sighted``: 1 its partner's hand, 2 both opponents', 3 only which
+aces, kings and queens its partner holds), so what it gains over hard bounds what
+perfect understanding with the partner (signals), or perfect reading of the
+opponents (inference), could be worth to hard's search.
+"""
+
+from __future__ import annotations
+
+from ..cards import FULL_DECK, CardSet
+from ..match import Match, SeatView
+from .hard import HardPlayer
+from .knowledge import Knowledge
+
+__all__ = ["HONOURS", "SightedHardPlayer"]
+
+#: Every ace, king and queen.
+HONOURS: CardSet = sum(0b1110000000000 << (13 * suit) for suit in range(4))
+
+
+class _Shown(Knowledge):
+    """A seat's knowledge plus the current hands of the seats it is shown."""
+
+    __slots__ = ("shown",)
+
+    def __init__(self, view: SeatView, shown: dict[int, tuple[CardSet, CardSet]]) -> None:
+        super().__init__(view)
+        #: seat -> (the cards it holds of ``among``, ``among``): :func:`.search.view_sample`.
+        self.shown = shown
+
+
+class SightedHardPlayer(HardPlayer):
+    """hard, whose samples hold the real hands of the seats it is shown (4 players)."""
+
+    name = "sighted"
+    #: 1: the partner's hand; 2: both opponents' hands; 3: which aces, kings and
+    #: queens the partner holds (and so that the opponents hold the others).
+    sighted = 1
+
+    def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
+        super().__init__(seed, time_budget)
+        self._match: Match | None = None
+
+    def see(self, match: Match) -> None:
+        """The real match, before a decision (the arena's hook)."""
+        self._match = match
+
+    def _knowledge(self, view: SeatView) -> Knowledge:
+        m = self._match
+        if m is None or view.variant.players != 4 or view.seat is None:
+            return super()._knowledge(view)
+        me = view.seat
+        partner = (me + 2) % 4
+        if self.sighted == 3:
+            return _Shown(view, {partner: (m.hands[partner] & HONOURS, HONOURS)})
+        seats = [partner] if self.sighted == 1 else [(me + 1) % 4, (me + 3) % 4]
+        return _Shown(view, {s: (m.hands[s], FULL_DECK) for s in seats})

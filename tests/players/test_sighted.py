@@ -1,0 +1,86 @@
+"""The arena's "hard-sighted" diagnostic: hard whose sampled deals hold the real
+hands of the seats it is shown, and nothing else it could not see."""
+
+from __future__ import annotations
+
+import random
+
+from core.match import Match, Phase
+from core.players import ARENA_LEVELS, LEVELS, make_player
+from core.players.search import view_sample
+from core.players.sighted import HONOURS
+from core.variant import Variant
+
+
+def _mid_hand(seed: int, plays: int) -> Match:
+    m, _ = Match.new(Variant.four(), seed)
+    p = make_player("normal0", seed=seed)
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    for _ in range(plays):
+        m.apply(m.turn, p.act(m.view(m.turn)))
+    return m
+
+
+def test_sighted_is_an_arena_level_not_a_lobby_level() -> None:
+    assert "hard-sighted" in ARENA_LEVELS and "hard-sighted" not in LEVELS
+
+
+def test_samples_hold_the_shown_hands_and_deal_the_rest() -> None:
+    rng = random.Random(3)
+    for seed, plays, sighted in [(11, 5, 1), (12, 14, 1), (13, 9, 2), (14, 22, 2)]:
+        m = _mid_hand(seed, plays)
+        me = m.turn
+        view = m.view(me)
+        player = make_player("hard-sighted", seed=1, time_budget=0.05)
+        player.sighted = sighted
+        player.see(m)
+        know = player._knowledge(view)
+        shown = [(me + 2) % 4] if sighted == 1 else [(me + 1) % 4, (me + 3) % 4]
+        hidden = [s for s in range(4) if s != me and s not in shown]
+        differs = 0
+        for _ in range(20):
+            hands = view_sample(view, know, rng)
+            assert hands[me] == m.hands[me]
+            for s in shown:
+                assert hands[s] == m.hands[s]
+            for s in hidden:
+                assert hands[s].bit_count() == m.hands[s].bit_count()
+                differs += hands[s] != m.hands[s]
+            assert sum(h.bit_count() for h in hands) == sum(h.bit_count() for h in m.hands)
+        if sighted == 1:
+            assert differs  # the opponents' cards are still guessed
+
+
+def test_shown_the_partners_honours_the_others_hold_the_rest_of_them() -> None:
+    rng = random.Random(5)
+    for seed, plays in [(21, 3), (22, 11), (23, 18), (24, 26)]:
+        m = _mid_hand(seed, plays)
+        me = m.turn
+        partner, opponents = (me + 2) % 4, [(me + 1) % 4, (me + 3) % 4]
+        view = m.view(me)
+        player = make_player("hard-sighted", seed=1, time_budget=0.05)
+        player.sighted = 3
+        player.see(m)
+        know = player._knowledge(view)
+        differs = 0
+        for _ in range(20):
+            hands = view_sample(view, know, rng)
+            assert hands[me] == m.hands[me]
+            assert hands[partner] & HONOURS == m.hands[partner] & HONOURS
+            theirs = (m.hands[opponents[0]] | m.hands[opponents[1]]) & HONOURS
+            assert (hands[opponents[0]] | hands[opponents[1]]) & HONOURS == theirs
+            for s in range(4):
+                assert hands[s].bit_count() == m.hands[s].bit_count()
+            differs += hands[partner] != m.hands[partner]
+        assert differs  # the partner's other cards are still guessed
+
+
+def test_unshown_it_samples_as_hard_does() -> None:
+    m = _mid_hand(15, 10)
+    view = m.view(m.turn)
+    sighted = make_player("hard-sighted", seed=1, time_budget=0.05)
+    hard = make_player("hard", seed=1, time_budget=0.05)
+    a = view_sample(view, sighted._knowledge(view), random.Random(9))
+    b = view_sample(view, hard._knowledge(view), random.Random(9))
+    assert a == b
