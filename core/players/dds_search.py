@@ -26,7 +26,6 @@ from .hard_settings import HardSettings
 from .inference import Plays, unseen_by_others, weighted_deal
 from .knowledge import Knowledge
 from .particles import DealPool, hand_key
-from .partner_reading import PartnerReading
 from .policies import policy
 from .search import SearchMatch, hand_value, playout, settled
 
@@ -118,8 +117,6 @@ class DdsSearch:
         self.settings = settings
         #: The pools by :func:`.particles.hand_key`, the most recently used last.
         self.pools: dict[tuple, DealPool] = {}
-        #: The partner's plays read by double dummy, per pool (``partner_dd``).
-        self.readings: dict[tuple, PartnerReading] = {}
         #: When a list, every scored deal and its weight are appended to it (a
         #: measurement: :mod:`benchmarks.deal_accuracy`).
         self.noted: list[tuple[float, list[CardSet]]] | None = None
@@ -146,16 +143,10 @@ class DdsSearch:
         samples = 0
         weights = 0.0
         pool: DealPool | None = None
-        reading: PartnerReading | None = None
-        plays: list[tuple[int, int]] = []
         if infer and st.reuse_deals > 0 and (view.trick or st.pool_leads):
             key = hand_key(view, know)
             pool = self.pool_for(key)
             pool.update(view, know, rng, surprise, model, clock, key=key)
-            if st.partner_dd < 1.0:
-                reading = self.readings.setdefault(key, PartnerReading(st.partner_dd))
-                plays = [p for t in view.tricks for p in t.plays]
-                plays.extend(view.trick)
         margin = st.settle_margin if view.trick else st.lead_settle_margin
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
@@ -175,15 +166,6 @@ class DdsSearch:
                     break
                 draws_left -= 1
                 i = pool.draw(rng)
-                if reading is not None and i not in solved:
-                    # Drawn in proportion to the pool's weight, kept in proportion
-                    # to the partner reading's factor.
-                    try:
-                        f = reading.weight(key, pool.deals[i], plays, me, stakes.trump, clock)
-                    except OutOfTime:
-                        break
-                    if f < 1.0 and rng.random() >= f:
-                        continue
                 if i in solved:
                     self._note(1.0, pool.hands(i))
                     rows.append((1.0, solved[i]))
@@ -246,9 +228,7 @@ class DdsSearch:
             pool = DealPool(st.reuse_deals, st.reuse_floor, fresh)
         pools[key] = pool  # the most recently used last
         while len(pools) > st.pools_kept:
-            old = next(iter(pools))
-            del pools[old]
-            self.readings.pop(old, None)
+            del pools[next(iter(pools))]
         return pool
 
     def _note(self, weight: float, hands: list[CardSet]) -> None:

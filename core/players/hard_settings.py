@@ -70,12 +70,6 @@ class HardSettings:
     #: diagnostic: an exact model of that opponent, to measure what inference could
     #: at best be worth against it; RESULTS.md, "Issue 25, fourteenth session").
     inference_policy = 0
-    #: 4 players: a kept deal's weight is multiplied by this for every play of the
-    #: partner's that, on that deal, would have thrown away a hand its side could
-    #: still take by double dummy (:mod:`.partner_reading`; 1.0: off). Shown the
-    #: partner's hand, hard took 54% of the oracle's edge over the yardstick instead
-    #: of 24% (RESULTS.md, "Issue 25, fourteenth session").
-    partner_dd = 1.0
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on
