@@ -28,6 +28,7 @@ from .knowledge import Knowledge
 from .particles import DealPool, hand_key
 from .policies import policy
 from .search import SearchMatch, hand_value, playout, settled
+from .signals import signalling_model
 
 __all__ = ["DdsSearch"]
 
@@ -137,6 +138,8 @@ class DdsSearch:
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
         model = policy(st.inference_policy)
+        if st.signal_discards:
+            model = signalling_model(model, (me + 2) % 4)
         weight_playouts = st.playout_weight if view.trick or st.lead_playouts else 0.0
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []

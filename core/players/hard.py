@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-from ..cards import Card, Suit
+from ..cards import Card, Suit, mask_of
 from ..match import SeatView
 from ..variant import Kind
 from .bid_search import search_bid
@@ -45,6 +45,7 @@ from .playout_search import playout_scores
 from .policies import policy
 from .rules import RulePlayer, state_from_view
 from .search import distinct_cards
+from .signals import signal_discard
 from .solver import dds
 from .trump_search import search_trump
 
@@ -118,6 +119,12 @@ class HardPlayer(HardSettings, RulePlayer):
             means[rule] += prior / math.sqrt(samples)
         best = max(means.values())
         good = [c for c in distinct if means[c] >= best - 1e-9]
+        if self.signal_discards and view.trick and view.variant.players == 4:
+            signal = signal_discard(know.hand, mask_of(legal), view.trick[0][1] // 13, view.trump)
+            if signal is not None:
+                same = [c for c in good if c // 13 == signal // 13]
+                if same:  # the signal costs nothing: the search finds it as good
+                    return min(same)
         if rule in good:
             return rule
         return min(good, key=lambda c: (c % 13, c))

@@ -70,6 +70,12 @@ class HardSettings:
     #: diagnostic: an exact model of that opponent, to measure what inference could
     #: at best be worth against it; RESULTS.md, "Issue 25, fourteenth session").
     inference_policy = 0
+    #: 4 players: discard by the partnership's signal (:mod:`.signals`: from a side
+    #: suit without its ace or king) among the cards the search finds equally good,
+    #: and read the partner's discards so. Shown its partner's hand, hard took 54% of
+    #: the oracle's edge over the yardstick instead of 24% (RESULTS.md, "Issue 25,
+    #: fourteenth session").
+    signal_discards = False
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on

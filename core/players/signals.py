@@ -1,0 +1,72 @@
+"""A partnership's signal: what a discard says about the discarder's hand.
+
+Shown its partner's hand, hard takes 54% of the oracle's edge over the yardstick
+instead of 24% (RESULTS.md, "Issue 25, fourteenth session"): the partner's cards are
+what its search misses most. People pass some of that by signals; this module is
+one, an encouraging discard: **a discard comes from a side suit holding its ace or
+king**, the longest such suit, its lowest card. So a discard tells the partner
+where the discarder's top cards are, which the cards people throw anyway (the
+lowest of a worthless suit) do not.
+
+* The player signals only among cards its search finds equally good
+  (:meth:`.hard.HardPlayer.choose_card`), so it never gives up a trick to signal.
+* The inference reads it (:func:`signalling_model`): the model of the partner's
+  play is the rules', but where the rules would discard, the signal's card, so a
+  sampled deal in which the partner's discard breaks the signal counts as a
+  surprise of the partner (``surprise_partner``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..cards import SUIT_MASKS, Card, CardSet
+from .rules import PlayState
+
+__all__ = ["signal_discard", "signalling_model"]
+
+#: The ace and king of each suit.
+_TOP = 0b1100000000000
+
+
+def signal_discard(hand: CardSet, legal: CardSet, led: int, trump: int | None) -> Card | None:
+    """The card a seat that cannot follow ``led`` signals with: the lowest card of
+    its longest side suit (neither led nor trump) that holds the ace or king and a
+    lower card to throw (ties: the lower suit); None when it can follow or no side
+    suit qualifies."""
+    if legal & SUIT_MASKS[led]:
+        return None
+    best: tuple[int, int] | None = None
+    for suit in range(4):
+        if suit == trump:
+            continue
+        cards = legal & SUIT_MASKS[suit]
+        low = cards & -cards
+        if not (hand >> (13 * suit)) & _TOP or not low or (low.bit_length() - 1) % 13 >= 11:
+            continue
+        key = (-cards.bit_count(), suit)
+        if best is None or key < best:
+            best = key
+    if best is None:
+        return None
+    cards = legal & SUIT_MASKS[best[1]]
+    return (cards & -cards).bit_length() - 1
+
+
+def signalling_model(
+    model: Callable[[PlayState], Card], partner: int
+) -> Callable[[PlayState], Card]:
+    """``model`` for every seat, but the partner discarding by the signal where
+    ``model`` would discard a side card."""
+
+    def play(st: PlayState) -> Card:
+        card = model(st)
+        if st.seat != partner or not st.trick:
+            return card
+        led = st.trick[0][1] // 13
+        if card // 13 in (led, st.trump):
+            return card  # following, or ruffing: no discard
+        signal = signal_discard(st.hand, st.legal, led, st.trump)
+        return card if signal is None else signal
+
+    return play

@@ -1,0 +1,125 @@
+"""The partnership's discard signal (``signal_discards``): a discard comes from a
+side suit without its ace or king; hard signals only among cards its search finds
+equally good, and reads its partner's discards so."""
+
+from __future__ import annotations
+
+from core.cards import SUIT_MASKS, mask_of, parse_card
+from core.match import Match, Phase
+from core.players import make_player
+from core.players.hard import HardPlayer
+from core.players.rules import PlayState, rule_card, state_from_view
+from core.players.signals import signal_discard, signalling_model
+from core.variant import Variant
+
+S, H, D, C = 0, 1, 2, 3
+
+
+def _m(*cards: str) -> int:
+    return mask_of(parse_card(c) for c in cards)
+
+
+def test_the_longest_side_suit_with_ace_or_king_its_lowest_card() -> None:
+    hand = _m("A♥", "4♥", "K♦", "9♦", "3♦", "7♣", "2♣", "5♠")
+    # spades led and held: it follows, no signal
+    assert signal_discard(hand, _m("5♠"), S, trump=C) is None
+    hand = _m("A♥", "4♥", "K♦", "9♦", "3♦", "7♣", "2♣")
+    # spades led, void: diamonds (K, three cards) are longer than hearts (A, two)
+    assert signal_discard(hand, hand, S, trump=C) == parse_card("3♦")
+    # diamonds trump: hearts
+    assert signal_discard(hand, hand, S, trump=D) == parse_card("4♥")
+    # no side suit with an ace or king and a lower card: no signal
+    hand = _m("A♥", "Q♦", "3♦", "7♣")
+    assert signal_discard(hand, hand, S, trump=C) is None
+
+
+def _state(seat: int, hand: int, trick, trump: int) -> PlayState:
+    led = trick[0][1] // 13
+    legal = hand & SUIT_MASKS[led] or hand
+    return PlayState(
+        n=4,
+        seat=seat,
+        hand=hand,
+        legal=legal,
+        trick=trick,
+        trump=trump,
+        unseen=((1 << 52) - 1) & ~hand,
+        voids=[0, 0, 0, 0],
+        tricks_won=[0, 0, 0, 0],
+        hakem=0,
+    )
+
+
+def test_the_model_reads_the_partners_discards_only() -> None:
+    hand = _m("A♥", "4♥", "Q♦", "9♦", "3♦", "8♣", "7♣")
+    trick = ((1, parse_card("K♠")),)
+    model = signalling_model(rule_card, partner=2)
+    for seat in (2, 3):
+        st = _state(seat, hand, trick, trump=S)
+        ruled = rule_card(st)
+        if seat == 2:
+            assert model(st) == parse_card("4♥")  # hearts: the ace's suit
+            assert ruled != model(st)  # the rules would have thrown another card
+        else:
+            assert model(st) == ruled
+    # following suit: the rules' card
+    st = _state(2, hand | _m("2♠"), trick, trump=H)
+    assert model(st) == rule_card(st) == parse_card("2♠")
+
+
+def test_hard_signals_when_its_search_finds_the_cards_equal(monkeypatch) -> None:
+    """Every card scored the same (the search stubbed): a hard player that cannot
+    follow throws the signal's card; with the setting off, the rules' card."""
+    from core.players.dds_search import DdsSearch
+
+    monkeypatch.setattr(
+        DdsSearch,
+        "scores",
+        lambda self, view, know, cards, clock, rng: (dict.fromkeys(cards, 0.0), 8),
+    )
+    signalled = 0
+    for seed in range(700, 712):
+        m, _ = Match.new(Variant.four(), seed)
+        rules = make_player("normal0", seed=seed)
+        while m.phase is not Phase.PLAY:
+            m.apply(m.turn, rules.act(m.view(m.turn)))
+        hand = m.hand_no
+        while m.hand_no == hand:
+            view = m.view(m.turn)
+            legal = mask_of(a.card for a in view.legal)
+            signal = None
+            if view.trick:
+                signal = signal_discard(
+                    mask_of(view.hand), legal, view.trick[0][1] // 13, view.trump
+                )
+            if signal is not None and legal & (legal - 1):
+                on, off = HardPlayer(seed=1, time_budget=30.0), HardPlayer(seed=1, time_budget=30.0)
+                on.signal_discards = True
+                assert on.act(view).card == signal
+                ruled = rule_card(state_from_view(view))
+                assert off.act(view).card == ruled
+                signalled += 1
+            m.apply(m.turn, rules.act(view))
+    assert signalled >= 3
+
+
+def test_the_search_reads_the_partners_discards_by_the_signal(monkeypatch) -> None:
+    import core.players.dds_search as dds_search
+
+    read_for = []
+
+    def spy(model, partner):
+        read_for.append(partner)
+        return signalling_model(model, partner)
+
+    monkeypatch.setattr(dds_search, "signalling_model", spy)
+    m, _ = Match.new(Variant.four(), 720)
+    rules = make_player("normal0", seed=1)
+    while m.phase is not Phase.PLAY or len(m.tricks) < 2:
+        m.apply(m.turn, rules.act(m.view(m.turn)))
+    view = m.view(m.turn)
+    for on in (False, True):
+        p = HardPlayer(seed=1, time_budget=30.0)
+        p.max_samples, p.signal_discards = 4, on
+        p.act(view)
+    assert read_for == [(m.turn + 2) % 4]
