@@ -139,7 +139,7 @@ class DdsSearch:
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
         model = policy(st.inference_policy)
         if st.signal_discards:
-            model = signalling_model(model, (me + 2) % 4)
+            model = signalling_model(model, (me + 2) % 4, st.signal_counts)
         weight_playouts = st.playout_weight if view.trick or st.lead_playouts else 0.0
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []

@@ -45,7 +45,7 @@ from .playout_search import playout_scores
 from .policies import policy
 from .rules import RulePlayer, state_from_view
 from .search import distinct_cards
-from .signals import signal_discard
+from .signals import between, signal_discard, signal_follow
 from .solver import dds
 from .trump_search import search_trump
 
@@ -125,6 +125,12 @@ class HardPlayer(HardSettings, RulePlayer):
                 same = [c for c in good if c // 13 == signal // 13]
                 if same:  # the signal costs nothing: the search finds it as good
                     return min(same)
+            if self.signal_counts:
+                signal = signal_follow(know.hand, mask_of(legal), view.trick, view.trump)
+                if signal is not None and any(
+                    c // 13 == signal // 13 and not between(c, signal) & know.unseen for c in good
+                ):
+                    return signal  # as good as a card the search chose (or the same run)
         if rule in good:
             return rule
         return min(good, key=lambda c: (c % 13, c))

@@ -76,6 +76,9 @@ class HardSettings:
     #: the oracle's edge over the yardstick instead of 24% (RESULTS.md, "Issue 25,
     #: fourteenth session").
     signal_discards = False
+    #: ... and, with it, a count signal when following suit without taking the
+    #: trick (:func:`.signals.signal_follow`).
+    signal_counts = False
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on

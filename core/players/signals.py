@@ -14,6 +14,10 @@ lowest of a worthless suit) do not.
   play is the rules', but where the rules would discard, the signal's card, so a
   sampled deal in which the partner's discard breaks the signal counts as a
   surprise of the partner (``surprise_partner``).
+
+A second signal (``signal_counts``) tells lengths: following suit without taking
+the trick, the highest of the cards that would not win it from an even number of
+cards in the suit, the lowest from an odd number.
 """
 
 from __future__ import annotations
@@ -21,12 +25,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..cards import SUIT_MASKS, Card, CardSet
+from ..trick import winning_index
 from .rules import PlayState
 
-__all__ = ["signal_discard", "signalling_model"]
+__all__ = ["between", "signal_discard", "signal_follow", "signalling_model"]
 
 #: The ace and king of each suit.
 _TOP = 0b1100000000000
+
+
+def between(a: Card, b: Card) -> CardSet:
+    """The cards ranked strictly between ``a`` and ``b`` (of one suit)."""
+    lo, hi = (a, b) if a < b else (b, a)
+    return ((1 << hi) - 1) & ~((2 << lo) - 1)
 
 
 def signal_discard(hand: CardSet, legal: CardSet, led: int, trump: int | None) -> Card | None:
@@ -53,19 +64,49 @@ def signal_discard(hand: CardSet, legal: CardSet, led: int, trump: int | None) -
     return (cards & -cards).bit_length() - 1
 
 
+def signal_follow(
+    hand: CardSet, legal: CardSet, trick: list[tuple[int, int]] | tuple, trump: int | None
+) -> Card | None:
+    """The card a seat following suit without taking the trick signals its length
+    with (a count signal): of the cards of the suit led that would not win the
+    trick, the highest from an even number of cards in the suit, the lowest from
+    an odd number; None when it cannot follow or has fewer than two such cards."""
+    led = trick[0][1] // 13
+    suit = legal & SUIT_MASKS[led]
+    if not suit:
+        return None
+    cards = [c for _, c in trick]
+    losing = [
+        c for c in range(52) if suit >> c & 1 and winning_index([*cards, c], trump) != len(cards)
+    ]
+    if len(losing) < 2:
+        return None
+    even = not (hand & SUIT_MASKS[led]).bit_count() % 2
+    return losing[-1] if even else losing[0]
+
+
 def signalling_model(
-    model: Callable[[PlayState], Card], partner: int
+    model: Callable[[PlayState], Card], partner: int, counts: bool = False
 ) -> Callable[[PlayState], Card]:
     """``model`` for every seat, but the partner discarding by the signal where
-    ``model`` would discard a side card."""
+    ``model`` would discard a side card, and (``counts``) following by the count
+    signal where ``model`` would follow without taking the trick."""
 
     def play(st: PlayState) -> Card:
         card = model(st)
         if st.seat != partner or not st.trick:
             return card
         led = st.trick[0][1] // 13
-        if card // 13 in (led, st.trump):
-            return card  # following, or ruffing: no discard
+        if card // 13 == led:
+            if not counts:
+                return card
+            cards = [c for _, c in st.trick]
+            if winning_index([*cards, card], st.trump) == len(cards):
+                return card  # it takes the trick: no signal
+            signal = signal_follow(st.hand, st.legal, st.trick, st.trump)
+            return card if signal is None else signal
+        if card // 13 == st.trump:
+            return card  # ruffing: no discard
         signal = signal_discard(st.hand, st.legal, led, st.trump)
         return card if signal is None else signal
 

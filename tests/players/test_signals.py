@@ -1,6 +1,7 @@
-"""The partnership's discard signal (``signal_discards``): a discard comes from a
-side suit without its ace or king; hard signals only among cards its search finds
-equally good, and reads its partner's discards so."""
+"""The partnership's discard signal (``signal_discards``): a discard comes from the
+longest side suit holding its ace or king; hard signals only among cards its search finds
+equally good, and reads its partner's discards so; with ``signal_counts``, a count
+signal when following suit too."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from core.cards import SUIT_MASKS, mask_of, parse_card
 from core.match import Match, Phase
 from core.players import make_player
 from core.players.hard import HardPlayer
+from core.players.knowledge import Knowledge
 from core.players.rules import PlayState, rule_card, state_from_view
-from core.players.signals import signal_discard, signalling_model
+from core.players.signals import between, signal_discard, signal_follow, signalling_model
 from core.variant import Variant
 
 S, H, D, C = 0, 1, 2, 3
@@ -108,9 +110,9 @@ def test_the_search_reads_the_partners_discards_by_the_signal(monkeypatch) -> No
 
     read_for = []
 
-    def spy(model, partner):
-        read_for.append(partner)
-        return signalling_model(model, partner)
+    def spy(model, partner, counts):
+        read_for.append((partner, counts))
+        return signalling_model(model, partner, counts)
 
     monkeypatch.setattr(dds_search, "signalling_model", spy)
     m, _ = Match.new(Variant.four(), 720)
@@ -118,8 +120,68 @@ def test_the_search_reads_the_partners_discards_by_the_signal(monkeypatch) -> No
     while m.phase is not Phase.PLAY or len(m.tricks) < 2:
         m.apply(m.turn, rules.act(m.view(m.turn)))
     view = m.view(m.turn)
-    for on in (False, True):
+    for on, counts in ((False, False), (True, False), (True, True)):
         p = HardPlayer(seed=1, time_budget=30.0)
-        p.max_samples, p.signal_discards = 4, on
+        p.max_samples, p.signal_discards, p.signal_counts = 4, on, counts
         p.act(view)
-    assert read_for == [(m.turn + 2) % 4]
+    assert read_for == [((m.turn + 2) % 4, False), ((m.turn + 2) % 4, True)]
+
+
+def test_the_count_signal_high_from_even_low_from_odd() -> None:
+    trick = ((0, parse_card("A♦")),)
+    even = _m("9♦", "5♦", "3♦", "2♦", "K♣")
+    assert signal_follow(even, even & SUIT_MASKS[D], trick, trump=S) == parse_card("9♦")
+    odd = _m("9♦", "5♦", "3♦", "K♣")
+    assert signal_follow(odd, odd & SUIT_MASKS[D], trick, trump=S) == parse_card("3♦")
+    # the cards that would win the trick are not signalled with
+    trick = ((0, parse_card("6♦")),)
+    assert signal_follow(even, even & SUIT_MASKS[D], trick, trump=S) == parse_card("5♦")
+    # one losing card: nothing to choose; cannot follow: no count signal
+    assert signal_follow(_m("9♦", "2♦"), _m("9♦", "2♦"), trick, trump=S) is None
+    assert signal_follow(_m("K♣", "2♣"), _m("K♣", "2♣"), trick, trump=S) is None
+
+
+def test_the_model_reads_the_partners_count_only_when_asked() -> None:
+    hand = _m("9♦", "5♦", "3♦", "2♦", "K♣")
+    trick = ((1, parse_card("A♦")),)
+    st = _state(2, hand, trick, trump=S)
+    assert signalling_model(rule_card, partner=2, counts=True)(st) == parse_card("9♦")
+    assert signalling_model(rule_card, partner=2)(st) == rule_card(st)
+    assert signalling_model(rule_card, partner=3, counts=True)(st) == rule_card(st)
+
+
+def test_hard_gives_the_count_when_its_search_finds_the_cards_equal(monkeypatch) -> None:
+    from core.players.dds_search import DdsSearch
+
+    monkeypatch.setattr(
+        DdsSearch,
+        "scores",
+        lambda self, view, know, cards, clock, rng: (dict.fromkeys(cards, 0.0), 8),
+    )
+    given = 0
+    for seed in range(730, 740):
+        m, _ = Match.new(Variant.four(), seed)
+        rules = make_player("normal0", seed=seed)
+        while m.phase is not Phase.PLAY:
+            m.apply(m.turn, rules.act(m.view(m.turn)))
+        hand = m.hand_no
+        while m.hand_no == hand:
+            view = m.view(m.turn)
+            legal = mask_of(a.card for a in view.legal)
+            signal = (
+                signal_follow(mask_of(view.hand), legal, view.trick, view.trump)
+                if view.trick
+                else None
+            )
+            if signal is not None:
+                p = HardPlayer(seed=1, time_budget=30.0)
+                p.signal_discards = p.signal_counts = True
+                card = p.act(view).card
+                # the signal, or a card of its run (the same choice to any reader)
+                unseen = Knowledge(view).unseen
+                assert card == signal or (
+                    card // 13 == signal // 13 and not between(card, signal) & unseen
+                )
+                given += card == signal
+            m.apply(m.turn, rules.act(view))
+    assert given >= 5
