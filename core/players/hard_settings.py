@@ -70,11 +70,12 @@ class HardSettings:
     #: diagnostic: an exact model of that opponent, to measure what inference could
     #: at best be worth against it; RESULTS.md, "Issue 25, fourteenth session").
     inference_policy = 0
-    #: 4 players: discard by the partnership's signal (:mod:`.signals`: from a side
-    #: suit without its ace or king) among the cards the search finds equally good,
-    #: and read the partner's discards so. Shown its partner's hand, hard took 54% of
-    #: the oracle's edge over the yardstick instead of 24% (RESULTS.md, "Issue 25,
-    #: fourteenth session").
+    #: 4 players: discard by the partnership's signal (:mod:`.signals`: from the
+    #: longest side suit holding its ace or king) among the cards the search finds
+    #: equally good, and read the partner's discards so. Shown its partner's hand,
+    #: hard took 54% of the oracle's edge over the yardstick instead of 24%; this
+    #: signal, +0.1 points (SE 0.6) over 1,000 pairs: seldom given, so off
+    #: (RESULTS.md, "Issue 25, fourteenth session").
     signal_discards = False
     #: ... and, with it, a count signal when following suit without taking the
     #: trick (:func:`.signals.signal_follow`).
