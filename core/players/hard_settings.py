@@ -78,7 +78,8 @@ class HardSettings:
     #: (RESULTS.md, "Issue 25, fourteenth session").
     signal_discards = False
     #: ... and, with it, a count signal when following suit without taking the
-    #: trick (:func:`.signals.signal_follow`).
+    #: trick (:func:`.signals.signal_follow`): −0.7 points (SE 0.8) over 1,000
+    #: pairs, so off (RESULTS.md, "Issue 25, fourteenth session").
     signal_counts = False
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
