@@ -40,12 +40,13 @@ from .clock import Clock
 from .dds_search import DdsSearch
 from .drawing import DrawSearch
 from .hard_settings import HardSettings
+from .inference import same_choice
 from .knowledge import Knowledge
 from .playout_search import playout_scores
 from .policies import policy
 from .rules import RulePlayer, state_from_view
 from .search import distinct_cards
-from .signals import between, signal_discard, signal_follow
+from .signals import signal_discard, signal_follow
 from .solver import dds
 from .trump_search import search_trump
 
@@ -127,10 +128,13 @@ class HardPlayer(HardSettings, RulePlayer):
                     return min(same)
             if self.signal_counts:
                 signal = signal_follow(know.hand, mask_of(legal), view.trick, view.trump)
+                live = know.unseen | know.hand
                 if signal is not None and any(
-                    c // 13 == signal // 13 and not between(c, signal) & know.unseen for c in good
+                    same_choice(c, signal, know.hand, live) for c in good
                 ):
-                    return signal  # as good as a card the search chose (or the same run)
+                    # as good as a card the search chose, and to the partner's
+                    # reading (:mod:`.inference`) the same card as it
+                    return signal
         if rule in good:
             return rule
         return min(good, key=lambda c: (c % 13, c))

@@ -25,10 +25,10 @@ from .knowledge import Knowledge
 from .rules import PlayState, rule_card
 from .search import view_sample
 
-__all__ = ["Plays", "play_likelihood", "unseen_by_others", "weighted_deal"]
+__all__ = ["Plays", "play_likelihood", "same_choice", "unseen_by_others", "weighted_deal"]
 
 
-def _same_choice(a: int, b: int, hand: CardSet, live: CardSet) -> bool:
+def same_choice(a: int, b: int, hand: CardSet, live: CardSet) -> bool:
     """Whether playing ``a`` or ``b`` from ``hand`` gives away the same thing: same
     suit and no live card of another seat ranks between them."""
     if a == b:
@@ -173,7 +173,7 @@ class Plays:
                 hakem=hakem,
                 leads=leads,
             )
-            if not _same_choice(policy(st), c, h, live):
+            if not same_choice(policy(st), c, h, live):
                 weight *= surprise[s]
         return weight
 

@@ -28,16 +28,10 @@ from ..cards import SUIT_MASKS, Card, CardSet
 from ..trick import winning_index
 from .rules import PlayState
 
-__all__ = ["between", "signal_discard", "signal_follow", "signalling_model"]
+__all__ = ["signal_discard", "signal_follow", "signalling_model"]
 
 #: The ace and king of each suit.
 _TOP = 0b1100000000000
-
-
-def between(a: Card, b: Card) -> CardSet:
-    """The cards ranked strictly between ``a`` and ``b`` (of one suit)."""
-    lo, hi = (a, b) if a < b else (b, a)
-    return ((1 << hi) - 1) & ~((2 << lo) - 1)
 
 
 def signal_discard(hand: CardSet, legal: CardSet, led: int, trump: int | None) -> Card | None:

@@ -72,3 +72,14 @@ def slow_full_deal(seed: int = 3, deals: int = 40) -> tuple[float, list[CardSet]
     assert slowest is not None
     dds_cards_reaching(deal(), (), 0, 0, 7)
     return slowest
+
+
+def played(variant: Variant, seed: int, plays: int, player) -> Match:
+    """The first hand of ``Match.new(variant, seed)``, trump named and ``plays``
+    cards played by ``player``."""
+    m, _ = Match.new(variant, seed)
+    while m.phase is not Phase.PLAY:
+        m.apply(m.turn, player.act(m.view(m.turn)))
+    for _ in range(plays):
+        m.apply(m.turn, player.act(m.view(m.turn)))
+    return m

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from core.cards import SUIT_MASKS, mask_of
-from core.match import Match, Phase
+from core.match import Match
 from core.players import make_player
 from core.players.inference import Plays, play_likelihood
 from core.players.knowledge import Knowledge
@@ -18,17 +18,14 @@ from core.players.search import settled, view_sample
 from core.trick import winning_index
 from core.variant import Variant
 
+from .helpers import played
+
 
 def _rule_game(seed: int, plays: int, level: str = "normal0") -> Match:
-    m, _ = Match.new(Variant.four(), seed)
     p = make_player(level, seed=seed)
     if level == "normal":
         p.samples = 0  # its corrected rules alone: the policy CORRECTED models
-    while m.phase is not Phase.PLAY:
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    for _ in range(plays):
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    return m
+    return played(Variant.four(), seed, plays, p)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -142,13 +139,7 @@ def _small_game(n: int, seed: int, plays: int) -> Match:
     """A 2- or 3-player hand played by normal (the plain rules there) up to a
     decision ``plays`` cards into the play."""
     variant = Variant.three() if n == 3 else Variant.two()
-    m, _ = Match.new(variant, seed)
-    p = make_player("normal", seed=seed)
-    while m.phase is not Phase.PLAY:
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    for _ in range(plays):
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    return m
+    return played(variant, seed, plays, make_player("normal", seed=seed))
 
 
 @pytest.mark.parametrize("seed", range(6))

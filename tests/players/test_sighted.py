@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import random
 
-from core.match import Match, Phase
+from core.match import Match
 from core.players import ARENA_LEVELS, LEVELS, make_player
 from core.players.search import view_sample
 from core.players.sighted import HONOURS
 from core.variant import Variant
 
+from .helpers import played
+
 
 def _mid_hand(seed: int, plays: int) -> Match:
-    m, _ = Match.new(Variant.four(), seed)
-    p = make_player("normal0", seed=seed)
-    while m.phase is not Phase.PLAY:
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    for _ in range(plays):
-        m.apply(m.turn, p.act(m.view(m.turn)))
-    return m
+    return played(Variant.four(), seed, plays, make_player("normal0", seed=seed))
 
 
 def test_sighted_is_an_arena_level_not_a_lobby_level() -> None:

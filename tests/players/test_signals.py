@@ -9,10 +9,13 @@ from core.cards import SUIT_MASKS, mask_of, parse_card
 from core.match import Match, Phase
 from core.players import make_player
 from core.players.hard import HardPlayer
+from core.players.inference import same_choice
 from core.players.knowledge import Knowledge
 from core.players.rules import PlayState, rule_card, state_from_view
-from core.players.signals import between, signal_discard, signal_follow, signalling_model
+from core.players.signals import signal_discard, signal_follow, signalling_model
 from core.variant import Variant
+
+from .helpers import played
 
 S, H, D, C = 0, 1, 2, 3
 
@@ -69,9 +72,8 @@ def test_the_model_reads_the_partners_discards_only() -> None:
     assert model(st) == rule_card(st) == parse_card("2♠")
 
 
-def test_hard_signals_when_its_search_finds_the_cards_equal(monkeypatch) -> None:
-    """Every card scored the same (the search stubbed): a hard player that cannot
-    follow throws the signal's card; with the setting off, the rules' card."""
+def _equal_scores(monkeypatch) -> None:
+    """Every card scored the same: the search stubbed, so only the tie-break acts."""
     from core.players.dds_search import DdsSearch
 
     monkeypatch.setattr(
@@ -79,29 +81,37 @@ def test_hard_signals_when_its_search_finds_the_cards_equal(monkeypatch) -> None
         "scores",
         lambda self, view, know, cards, clock, rng: (dict.fromkeys(cards, 0.0), 8),
     )
-    signalled = 0
-    for seed in range(700, 712):
-        m, _ = Match.new(Variant.four(), seed)
+
+
+def _views(seeds: range):
+    """Each view to play in the first hand of each seeded deal, played by the rules."""
+    for seed in seeds:
         rules = make_player("normal0", seed=seed)
-        while m.phase is not Phase.PLAY:
-            m.apply(m.turn, rules.act(m.view(m.turn)))
+        m = played(Variant.four(), seed, 0, rules)
         hand = m.hand_no
         while m.hand_no == hand:
             view = m.view(m.turn)
-            legal = mask_of(a.card for a in view.legal)
-            signal = None
-            if view.trick:
-                signal = signal_discard(
-                    mask_of(view.hand), legal, view.trick[0][1] // 13, view.trump
-                )
-            if signal is not None and legal & (legal - 1):
-                on, off = HardPlayer(seed=1, time_budget=30.0), HardPlayer(seed=1, time_budget=30.0)
-                on.signal_discards = True
-                assert on.act(view).card == signal
-                ruled = rule_card(state_from_view(view))
-                assert off.act(view).card == ruled
-                signalled += 1
+            yield view
             m.apply(m.turn, rules.act(view))
+
+
+def test_hard_signals_when_its_search_finds_the_cards_equal(monkeypatch) -> None:
+    """Every card scored the same (the search stubbed): a hard player that cannot
+    follow throws the signal's card; with the setting off, the rules' card."""
+    _equal_scores(monkeypatch)
+    signalled = 0
+    for view in _views(range(700, 712)):
+        legal = mask_of(a.card for a in view.legal)
+        signal = None
+        if view.trick:
+            signal = signal_discard(mask_of(view.hand), legal, view.trick[0][1] // 13, view.trump)
+        if signal is not None and legal & (legal - 1):
+            on, off = HardPlayer(seed=1, time_budget=30.0), HardPlayer(seed=1, time_budget=30.0)
+            on.signal_discards = True
+            assert on.act(view).card == signal
+            ruled = rule_card(state_from_view(view))
+            assert off.act(view).card == ruled
+            signalled += 1
     assert signalled >= 3
 
 
@@ -151,37 +161,19 @@ def test_the_model_reads_the_partners_count_only_when_asked() -> None:
 
 
 def test_hard_gives_the_count_when_its_search_finds_the_cards_equal(monkeypatch) -> None:
-    from core.players.dds_search import DdsSearch
-
-    monkeypatch.setattr(
-        DdsSearch,
-        "scores",
-        lambda self, view, know, cards, clock, rng: (dict.fromkeys(cards, 0.0), 8),
-    )
+    _equal_scores(monkeypatch)
     given = 0
-    for seed in range(730, 740):
-        m, _ = Match.new(Variant.four(), seed)
-        rules = make_player("normal0", seed=seed)
-        while m.phase is not Phase.PLAY:
-            m.apply(m.turn, rules.act(m.view(m.turn)))
-        hand = m.hand_no
-        while m.hand_no == hand:
-            view = m.view(m.turn)
-            legal = mask_of(a.card for a in view.legal)
-            signal = (
-                signal_follow(mask_of(view.hand), legal, view.trick, view.trump)
-                if view.trick
-                else None
-            )
-            if signal is not None:
-                p = HardPlayer(seed=1, time_budget=30.0)
-                p.signal_discards = p.signal_counts = True
-                card = p.act(view).card
-                # the signal, or a card of its run (the same choice to any reader)
-                unseen = Knowledge(view).unseen
-                assert card == signal or (
-                    card // 13 == signal // 13 and not between(card, signal) & unseen
-                )
-                given += card == signal
-            m.apply(m.turn, rules.act(view))
+    for view in _views(range(730, 740)):
+        if not view.trick:
+            continue
+        legal = mask_of(a.card for a in view.legal)
+        signal = signal_follow(mask_of(view.hand), legal, view.trick, view.trump)
+        if signal is not None:
+            p = HardPlayer(seed=1, time_budget=30.0)
+            p.signal_discards = p.signal_counts = True
+            card = p.act(view).card
+            # the signal, or a card of its run (the same choice to any reader)
+            know = Knowledge(view)
+            assert same_choice(card, signal, know.hand, know.unseen | know.hand)
+            given += card == signal
     assert given >= 5
