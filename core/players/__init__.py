@@ -27,7 +27,8 @@ LEVELS: tuple[str, ...] = ("random", "easy", "normal", "hard")
 #: its measured corrections, :mod:`.normal`), "yardstick" (an independent, frozen
 #: rule-based player written apart from the rules, :mod:`.yardstick`) and "oracle"
 #: (sees every hand, :mod:`.oracle`; the arena only); and "hard-sighted", hard shown
-#: its partner's or the opponents' hands (:mod:`.sighted`, a diagnostic).
+#: its partner's hand, its partner's honours or the opponents' hands (:mod:`.sighted`,
+#: a diagnostic).
 ARENA_LEVELS: tuple[str, ...] = (
     *LEVELS,
     "bare",

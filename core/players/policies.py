@@ -25,6 +25,8 @@ def yardstick_card(st: PlayState) -> Card:
     what knowing how the opponents play is worth. A diagnostic, never a level's
     setting: people do not play like the yardstick. ``st.leads`` must be set (the
     yardstick reads the leads of the tricks before)."""
+    if not st.legal & (st.legal - 1):
+        return st.legal.bit_length() - 1
     seat = _Seat.__new__(_Seat)
     seat.view = SimpleNamespace(
         hakem=st.hakem, tricks=[SimpleNamespace(plays=(lead,)) for lead in st.leads]
@@ -39,8 +41,6 @@ def yardstick_card(st: PlayState) -> Card:
     seat.partner = (st.seat + 2) % 4 if st.n == 4 else None
     seat.opponents = [s for s in range(st.n) if s != st.seat and s != seat.partner]
     seat.trick = list(st.trick)
-    if not st.legal & (st.legal - 1):
-        return st.legal.bit_length() - 1
     return seat.follow() if st.trick else seat.lead()
 
 

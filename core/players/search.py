@@ -143,10 +143,38 @@ def view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
         if shown < 2:
             prefer = (hakem, int(view.trump))
     unseen = know.unseen
+    fixed = None
+    if getattr(know, "shown", None):
+        fixed, unseen, prefer = _deal_shown(know, sizes, unseen, prefer, rng)
+    good = 0
+    if view.variant.players == 2 and view.trump is not None:
+        # The opponent kept trump and high cards from the draw.
+        good = SUIT_MASKS[view.trump]
+        for suit in range(4):
+            good |= 0b1110000000000 << (13 * suit)  # Q, K, A
+    hands = sample_hands(
+        rng,
+        know.seat,
+        know.hand,
+        unseen,
+        sizes,
+        know.voids,
+        prefer,
+        good=good,
+        good_weight=2.0,
+    )
+    if fixed is None:
+        return hands
+    return [h | f for h, f in zip(hands, fixed, strict=True)]
+
+
+def _deal_shown(know: Knowledge, sizes: list[int], unseen: CardSet, prefer, rng):
+    """A diagnostic's (:mod:`.sighted`) ``know.shown``: seat s is shown to hold
+    exactly ``cards`` of the cards ``among``, so the others hold the rest of them.
+    Those cards are placed (``sizes`` is reduced to the slots left); returns them
+    by seat, the cards still to deal, and ``prefer`` unless it names a shown seat."""
+    shown: dict[int, tuple[CardSet, CardSet]] = know.shown  # type: ignore[attr-defined]
     fixed = [0] * len(sizes)
-    # A diagnostic's (:mod:`.sighted`): seat s is shown to hold exactly ``cards`` of
-    # the cards ``among``, so the others hold the rest of them.
-    shown: dict[int, tuple[CardSet, CardSet]] = getattr(know, "shown", None) or {}
     for s, (cards, _) in shown.items():
         fixed[s] = cards
         sizes[s] -= cards.bit_count()
@@ -165,24 +193,7 @@ def view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
             fixed[t] |= 1 << c
             sizes[t] -= 1
             unseen &= ~(1 << c)
-    good = 0
-    if view.variant.players == 2 and view.trump is not None:
-        # The opponent kept trump and high cards from the draw.
-        good = SUIT_MASKS[view.trump]
-        for suit in range(4):
-            good |= 0b1110000000000 << (13 * suit)  # Q, K, A
-    hands = sample_hands(
-        rng,
-        know.seat,
-        know.hand,
-        unseen,
-        sizes,
-        know.voids,
-        prefer,
-        good=good,
-        good_weight=2.0,
-    )
-    return [h | f for h, f in zip(hands, fixed, strict=True)]
+    return fixed, unseen, prefer
 
 
 # ------------------------------------------------------------ engine search

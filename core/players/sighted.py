@@ -1,5 +1,5 @@
-"""A diagnostic for the arena (``--a sighted``): the hard player shown some hands of
-the real deal, never offered at a table.
+"""A diagnostic for the arena (``--a hard-sighted``): the hard player shown some
+cards of the real deal, never offered at a table.
 
 The oracle (:mod:`.oracle`) is shown every hand and plays double dummy. This player
 searches exactly as hard does but its sampled deals hold the real cards of the seats
