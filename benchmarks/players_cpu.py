@@ -7,8 +7,8 @@
 For each level and player count, plays the first hand of ``--deals`` seeded deals
 with the level at seats 0 and 2 (4 players) or seat 0 (2 and 3 players) and
 "normal" elsewhere, and times each of the level's decisions (trump, cards, discards,
-draws) around ``player.act(view)``: CPU seconds of the whole process
-(``time.process_time``: the solver thread included) and wall seconds. CPU time
+draws) around ``player.act(view)``: CPU seconds (:class:`LevelCpu`) and wall
+seconds. CPU time
 holds under load, wall time does not; the load average is printed with each row.
 ``--set`` changes a setting of the measured level (as the arena's ``--a-set``).
 ``--split`` also prints where hard's 4-player decisions spend their time: the
@@ -33,6 +33,42 @@ from core.players import make_player, particles, solver
 from core.variant import Variant
 
 
+def _solver_cpu() -> float:
+    """CPU seconds of the double-dummy solver so far: its thread's and its child
+    processes' (:func:`.solver.child_cpu`; a checkout before them has none)."""
+    spent = getattr(solver, "child_cpu", lambda: 0.0)()
+    thread = solver._thread
+    if thread is not None and thread.ident is not None:
+        spent += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return spent
+
+
+class LevelCpu:
+    """The measured level's CPU: its own thread's while it decides, and all the
+    double-dummy solver's, whenever it runs (only the measured level solves, and a
+    solve its decision gave up on runs on during the other seats' turns: each
+    decision is charged the solver's CPU since the one before)."""
+
+    def __init__(self) -> None:
+        self._solver = _solver_cpu()
+
+    def decide(self, act):
+        """``act()``, and the CPU seconds it is charged."""
+        c0 = time.thread_time()
+        action = act()
+        return action, time.thread_time() - c0 + self._aside()
+
+    def rest(self) -> float:
+        """The solver's CPU since the last decision, once a solve left running ends."""
+        with solver._BUSY:
+            return self._aside()
+
+    def _aside(self) -> float:
+        now = _solver_cpu()
+        spent, self._solver = now - self._solver, now
+        return spent
+
+
 def measure(
     level: str,
     players: int,
@@ -47,6 +83,7 @@ def measure(
     cpu: list[float] = []
     wall: list[float] = []
     mine = {0, 2} if players == 4 else {0}
+    clock = LevelCpu()
     for d in range(deals):
         m, _ = Match.new(Variant(players=players), seed + d)
         seats = [
@@ -59,17 +96,21 @@ def measure(
         while not ended:
             seat = m.turn
             view = m.view(seat)
-            c0, t0 = time.process_time(), time.perf_counter()
-            action = seats[seat].act(view)
+            t0 = time.perf_counter()
             if seat in mine:
-                cpu.append(time.process_time() - c0)
+                action, spent = clock.decide(lambda: seats[seat].act(view))  # noqa: B023
+                cpu.append(spent)
                 wall.append(time.perf_counter() - t0)
                 if by_trick is not None:
                     what = str(view.phase)
                     if view.phase is Phase.PLAY:
                         what += f" {len(view.tricks) + 1}"
                     by_trick.setdefault(what, []).append(cpu[-1])
+            else:
+                action = seats[seat].act(view)
             ended = any(isinstance(e, HandEnded) for e in m.apply(seat, action))
+    if cpu:
+        cpu[-1] += clock.rest()
     return cpu, wall
 
 
