@@ -86,6 +86,11 @@ def solver_process() -> SolverProcess:
     return lane
 
 
+# A forked process must not share its parent's child (the bot spawns its workers,
+# but a fork would otherwise answer the parent's solves): it starts its own.
+os.register_at_fork(after_in_child=solver_process.cache_clear)
+
+
 def child_cpu() -> float:
     """CPU seconds spent so far in this process's solver children (a measurement:
     ``time.process_time()`` does not count them)."""

@@ -40,6 +40,7 @@ class SolverProcess:
         #: Held by the caller for a whole solve.
         self.lock = threading.Lock()
         self._child: subprocess.Popen | None = None
+        self._owner = os.getpid()
         #: CPU seconds of the children: the killed ones' (from the kernel), and the
         #: living one's as it last reported.
         self._dead_cpu = 0.0
@@ -52,6 +53,7 @@ class SolverProcess:
         """Start the child now, if none is running (its start is then not paid for
         by the first solve's clock)."""
         if self._child is None:
+            self._owner = os.getpid()
             self._child = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(_SCRIPT), self.library],
                 stdin=subprocess.PIPE,
@@ -102,9 +104,10 @@ class SolverProcess:
         return None if self._child is None else self._child.pid
 
     def close(self) -> None:
-        """Stop the child (at exit: it would otherwise finish its solve first)."""
+        """Stop the child (at exit: it would otherwise finish its solve first); in a
+        forked copy of its parent, leave it to the parent."""
         child = self._child
-        if child is not None:
+        if child is not None and os.getpid() == self._owner:
             child.send_signal(signal.SIGKILL)
             self._reap(child)
 

@@ -191,3 +191,32 @@ def _ended(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def test_a_forked_process_starts_its_own_child_and_leaves_the_parents() -> None:
+    lane = solver_process()
+    lane.start()
+    parents = lane.pid()
+    hands, trick, leader, trump, target = next(_positions(1, seed=8))
+    expected = dds_cards_reaching(hands, trick, leader, trump, target)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork: solve in a child of its own, then exit as a process does
+        ok = False
+        try:
+            mine = solver_process()
+            got = dds_cards_reaching(hands, trick, leader, trump, target, Clock(60), kill_from=1)
+            ok = mine is not lane and mine.pid() != parents and got == expected
+            mine.close()
+            lane.close()  # the inherited copy: leaves the parent's child alone
+            ok = ok and lane.pid() == parents
+        finally:
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+    os.close(write)
+    assert os.read(read, 1) == b"1"
+    os.waitpid(pid, 0)
+    assert lane.pid() == parents is not None and not _ended(parents)
+    assert dds_cards_reaching(hands, trick, leader, trump, target, Clock(60), kill_from=1) == (
+        expected
+    )
