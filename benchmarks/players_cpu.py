@@ -8,8 +8,8 @@ For each level and player count, plays the first hand of ``--deals`` seeded deal
 with the level at seats 0 and 2 (4 players) or seat 0 (2 and 3 players) and
 "normal" elsewhere, and times each of the level's decisions (trump, cards, discards,
 draws) around ``player.act(view)``: CPU seconds (:class:`LevelCpu`) and wall
-seconds. CPU time
-holds under load, wall time does not; the load average is printed with each row.
+seconds. CPU time holds under load, wall time does not; the load average is
+printed with each row.
 ``--set`` changes a setting of the measured level (as the arena's ``--a-set``).
 ``--split`` also prints where hard's 4-player decisions spend their time: the
 double-dummy solves by kind (wall seconds in the solver thread), of them the solves
@@ -34,20 +34,19 @@ from core.variant import Variant
 
 
 def _solver_cpu() -> float:
-    """CPU seconds of the double-dummy solver so far: its thread's and its child
-    processes' (:func:`.solver.child_cpu`; a checkout before them has none)."""
-    spent = getattr(solver, "child_cpu", lambda: 0.0)()
+    """CPU seconds of the double-dummy solver's thread so far."""
     thread = solver._thread
-    if thread is not None and thread.ident is not None:
-        spent += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
-    return spent
+    if thread is None or thread.ident is None:
+        return 0.0
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
 
 
 class LevelCpu:
     """The measured level's CPU: its own thread's while it decides, and all the
-    double-dummy solver's, whenever it runs (only the measured level solves, and a
-    solve its decision gave up on runs on during the other seats' turns: each
-    decision is charged the solver's CPU since the one before)."""
+    double-dummy solver thread's, whenever it runs (only the measured level solves,
+    and a solve its decision gave up on runs on during the other seats' turns: each
+    decision is charged the solver's CPU since the one before; until 2026-11-29 the
+    process's CPU during the decision was counted, which missed those)."""
 
     def __init__(self) -> None:
         self._solver = _solver_cpu()

@@ -10,40 +10,21 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "Sample",
-    "cpu_seconds",
-    "descendants",
-    "load_average",
-    "reaped_cpu_seconds",
-    "rss_bytes",
-    "sample",
-]
+__all__ = ["Sample", "cpu_seconds", "descendants", "load_average", "rss_bytes", "sample"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _stat(pid: int) -> list[str] | None:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process (its threads included), 0 if gone."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
-        return None
+        return 0.0
     # The command name may hold spaces and parentheses: fields start after the last ')'.
-    return raw[raw.rindex(")") + 2 :].split()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one process (its threads included), 0 if gone."""
-    fields = _stat(pid)
-    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / _TICK
-
-
-def reaped_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of the children a process has exited and waited
-    for (a think process's killed solver children), 0 if gone."""
-    fields = _stat(pid)
-    return 0.0 if fields is None else (int(fields[13]) + int(fields[14])) / _TICK
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def rss_bytes(pid: int) -> int:
@@ -83,11 +64,9 @@ def load_average() -> tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class Sample:
-    """One reading of a process tree. ``children_cpu`` sums the descendants alive now
-    and those a living process of the tree has waited for (a think process's
-    killed solver children): a descendant that exits unwaited for between two
-    samples takes its time with it, so pools should live as long as the
-    measurement."""
+    """One reading of a process tree. ``children_cpu`` sums the descendants alive now:
+    a descendant that exits between two samples takes its time with it, so pools
+    should live as long as the measurement."""
 
     cpu: float
     children_cpu: float
@@ -99,8 +78,7 @@ def sample(pid: int) -> Sample:
     kids = descendants(pid)
     return Sample(
         cpu=cpu_seconds(pid),
-        children_cpu=sum(cpu_seconds(k) for k in kids)
-        + sum(reaped_cpu_seconds(p) for p in (pid, *kids)),
+        children_cpu=sum(cpu_seconds(k) for k in kids),
         rss=rss_bytes(pid),
         children_rss=sum(rss_bytes(k) for k in kids),
     )

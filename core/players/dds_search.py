@@ -48,7 +48,6 @@ class _Stakes:
     point per trick once trick counts are asked (``yes_no`` off)."""
 
     __slots__ = (
-        "kill_from",
         "kot_ours",
         "kot_theirs",
         "leader",
@@ -61,7 +60,7 @@ class _Stakes:
         "yes_no",
     )
 
-    def __init__(self, view: SeatView, me: int, yes_no: bool, kill_from: int = 0) -> None:
+    def __init__(self, view: SeatView, me: int, yes_no: bool) -> None:
         side = me % 2
         self.won_us = view.tricks_won[side] + view.tricks_won[side + 2]
         self.won_them = view.tricks_won[1 - side] + view.tricks_won[3 - side]
@@ -73,27 +72,26 @@ class _Stakes:
         self.leader = view.trick[0][0] if view.trick else me
         self.trump = int(view.trump)  # type: ignore[arg-type]
         self.yes_no = yes_no
-        self.kill_from = kill_from
 
     def row(
         self, hands: list[CardSet], trick, cards: list[Card], clock: Clock
     ) -> dict[Card, float]:
         """Each card's value on the deal ``hands`` (:class:`OutOfTime` if a solve
         would not fit)."""
-        leader, trump, left, kill = self.leader, self.trump, self.left, self.kill_from
+        leader, trump, left = self.leader, self.trump, self.left
         row: dict[Card, float] = {}
         if self.yes_no:
-            win = dds_cards_reaching(hands, trick, leader, trump, self.need, clock, kill)
+            win = dds_cards_reaching(hands, trick, leader, trump, self.need, clock)
             kot_for = 0
             if self.won_them == 0 and win:
                 kot_for = (
                     win
                     if self.need >= left
-                    else dds_cards_reaching(hands, trick, leader, trump, left, clock, kill)
+                    else dds_cards_reaching(hands, trick, leader, trump, left, clock)
                 )
             safe = -1
             if self.won_us == 0:
-                safe = dds_cards_reaching(hands, trick, leader, trump, 1, clock, kill)
+                safe = dds_cards_reaching(hands, trick, leader, trump, 1, clock)
             for c in cards:
                 bit = 1 << c
                 if win & bit:
@@ -101,7 +99,7 @@ class _Stakes:
                 else:
                     row[c] = -1.0 if safe & bit else -self.kot_theirs
             return row
-        tricks = dds_card_tricks(hands, trick, leader, trump, clock=clock, kill_from=kill)
+        tricks = dds_card_tricks(hands, trick, leader, trump, clock=clock)
         for c in cards:
             t = tricks.get(c, 0)
             ours = self.won_us + t
@@ -132,7 +130,7 @@ class DdsSearch:
         st = self.settings
         me = know.seat
         side = me % 2
-        stakes = _Stakes(view, me, len(view.tricks) < st.yes_no_tricks, st.kill_solves_from)
+        stakes = _Stakes(view, me, len(view.tricks) < st.yes_no_tricks)
         yes_no = stakes.yes_no
         surprise = tuple(
             1.0 if s == me else (st.surprise_partner if s % 2 == side else st.surprise_opponent)

@@ -54,21 +54,18 @@ def dds_card_tricks(
     trump: int,
     mode_optimal_one: bool = False,
     clock: Clock | None = None,
-    kill_from: int = 0,
 ) -> dict[int, int]:
     """Double-dummy tricks (of those left, the current one included) for the side
     of the seat to play, for each card it may play: ``{card: tricks}``.
 
     With a ``clock``, the solve is started only if its cost (estimated from the
     solves of the same size so far, :data:`DDS_COSTS`) fits; else
-    :class:`~.clock.OutOfTime` is raised. A clocked solve of ``kill_from`` tricks or
-    more runs in a child process that is killed if the decision gives up on it
-    (:func:`.solver.solve`)."""
+    :class:`~.clock.OutOfTime` is raised."""
     d = _dds_deal(hands, trick, leader, trump)
     fut = dds().futureTricks()
     solutions = 1 if mode_optimal_one else 3
     target = -1 if mode_optimal_one else 0
-    solve(d, target, solutions, fut, cost_key(hands, -1), clock, kill_from)
+    solve(d, target, solutions, fut, cost_key(hands, -1), clock)
     out: dict[int, int] = {}
     for i in range(fut.cards):
         score = fut.score[i]
@@ -87,7 +84,6 @@ def dds_cards_reaching(
     trump: int,
     target: int,
     clock: Clock | None = None,
-    kill_from: int = 0,
 ) -> CardSet:
     """The cards with which the side of the seat to play can still take ``target``
     of the remaining tricks, double dummy (a set; 0 if none can).
@@ -100,7 +96,7 @@ def dds_cards_reaching(
     """
     d = _dds_deal(hands, trick, leader, trump)
     fut = dds().futureTricks()
-    solve(d, target, 2, fut, cost_key(hands, target), clock, kill_from)
+    solve(d, target, 2, fut, cost_key(hands, target), clock)
     out = 0
     for i in range(fut.cards):
         if fut.score[i] < target:

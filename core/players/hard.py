@@ -47,7 +47,7 @@ from .policies import policy
 from .rules import RulePlayer, state_from_view
 from .search import distinct_cards
 from .signals import signal_discard, signal_follow
-from .solver import dds, solver_process
+from .solver import dds
 from .trump_search import search_trump
 
 __all__ = ["HardPlayer"]
@@ -64,8 +64,6 @@ class HardPlayer(HardSettings, RulePlayer):
         self.time_budget = time_budget
         self.dds_search = DdsSearch(self)
         dds()
-        if self.kill_solves_from:
-            solver_process()
 
     def act(self, view: SeatView):
         # The budget counts from the moment the decision is asked for.

@@ -27,11 +27,6 @@ class HardSettings:
     #: same values at about 8 (2 players) to 20 (3 players) times the cost: a baseline
     #: to measure).
     bitboard_ending = True
-    #: 4 players: with a clock, run double-dummy solves of this many tricks or more
-    #: in a child process that is killed when its decision gives up on the solve
-    #: (:mod:`.solver_process`; 0: every solve in the solver thread, where one given
-    #: up on runs to its end). The solves given up on were all of 11 tricks or more.
-    kill_solves_from = 11
     max_samples = 400
     #: Weight of the rule-based card's prior (points, divided by sqrt(samples)).
     prior = 0.5

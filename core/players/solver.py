@@ -12,10 +12,6 @@ tail (52-card deals: median 2 ms, 1 in 1,000 over a quarter second). So:
 
 One thread also means DDS's per-thread scratch memory (thread index 0) is never
 used by two solves at once, whichever threads the players think in.
-
-A large solve may instead be sent to a child process (``kill_from``,
-:mod:`.solver_process`), which is killed at ``clock.give_up``: its solves cost a
-pipe's round trip more, but one given up on stops there rather than running on.
 """
 
 from __future__ import annotations
@@ -33,12 +29,11 @@ from typing import TYPE_CHECKING
 
 from ..cards import CardSet
 from .clock import Clock, CostTable, OutOfTime
-from .solver_process import SolverProcess
 
 if TYPE_CHECKING:
     from endplay import _dds
 
-__all__ = ["ABANDONED_COSTS", "DDS_COSTS", "child_cpu", "dds", "solve", "solver_process"]
+__all__ = ["ABANDONED_COSTS", "DDS_COSTS", "dds", "solve"]
 
 
 @functools.cache
@@ -54,7 +49,10 @@ def dds() -> ModuleType:
     loaded = sys.modules.get("endplay._dds")
     if loaded is not None:
         return loaded
-    folder = _binding_folder()
+    package = importlib.util.find_spec("endplay")  # finds it without running __init__
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("endplay is not installed")
+    folder = os.path.join(package.submodule_search_locations[0], "_dds")
     spec = importlib.util.spec_from_file_location(
         "endplay._dds", os.path.join(folder, "__init__.py"), submodule_search_locations=[folder]
     )
@@ -67,36 +65,6 @@ def dds() -> ModuleType:
         del sys.modules["endplay._dds"]
         raise
     return module
-
-
-def _binding_folder() -> str:
-    package = importlib.util.find_spec("endplay")  # finds it without running __init__
-    if package is None or not package.submodule_search_locations:
-        raise ImportError("endplay is not installed")
-    return os.path.join(package.submodule_search_locations[0], "_dds")
-
-
-@functools.cache
-def solver_process() -> SolverProcess:
-    """The process's killable solver (:mod:`.solver_process`), started on first use
-    (:class:`~.hard.HardPlayer` asks for it when it is made)."""
-    lane = SolverProcess(os.path.join(_binding_folder(), "libdds.so"))
-    lane.start()
-    atexit.register(lane.close)
-    return lane
-
-
-# A forked process must not share its parent's child (the bot spawns its workers,
-# but a fork would otherwise answer the parent's solves): it starts its own.
-os.register_at_fork(after_in_child=solver_process.cache_clear)
-
-
-def child_cpu() -> float:
-    """CPU seconds spent so far in this process's solver children (a measurement:
-    ``time.process_time()`` does not count them)."""
-    if not solver_process.cache_info().currsize:
-        return 0.0
-    return solver_process().cpu()
 
 
 def _dds_prior(key) -> float:
@@ -188,18 +156,9 @@ def _submit(job: _Job) -> None:
     _jobs.put(job)
 
 
-def solve(
-    d: _dds.deal, target: int, solutions: int, fut, key, clock: Clock | None, kill_from: int = 0
-) -> None:
+def solve(d: _dds.deal, target: int, solutions: int, fut, key, clock: Clock | None) -> None:
     """``SolveBoard(d, target, solutions, mode 1)`` into ``fut``; with a ``clock``,
-    only if it fits (else :class:`OutOfTime`, also when it is given up). With a
-    clock, a solve of ``kill_from`` tricks or more runs in the killable child process:
-    every question about a deal goes where its first did, since DDS reuses what it
-    learnt of a deal for the next question about the same deal (a "take one / take
-    all" question is then quick; asked on its own, 0.6 ms of a decision became 1.9)."""
-    if clock is not None and 0 < kill_from <= key[1]:
-        _solve_in_child(d, target, solutions, fut, key, clock)
-        return
+    only if it fits (else :class:`OutOfTime`, also when it is given up)."""
     job = _Job((d, target, solutions, 1, fut), key)
     if clock is None:
         _BUSY.acquire()
@@ -222,24 +181,3 @@ def solve(
             raise OutOfTime  # the solver thread finishes it and frees itself
     if job.error is not None:
         raise job.error
-
-
-def _solve_in_child(d: _dds.deal, target: int, solutions: int, fut, key, clock: Clock) -> None:
-    lane = solver_process()
-    cost = DDS_COSTS.estimate(key)
-    clock.check(cost)
-    wait = clock.left() - cost
-    if wait <= 0 or not lane.lock.acquire(timeout=wait):
-        raise OutOfTime
-    try:
-        if not clock.fits(cost):
-            raise OutOfTime
-        t0 = time.perf_counter()
-        done = lane.solve(d, target, solutions, fut, clock.give_up)
-        seconds = time.perf_counter() - t0
-        DDS_COSTS.record(key, seconds)  # a killed solve: at least this long
-        if not done:
-            ABANDONED_COSTS.record(key, seconds)
-            raise OutOfTime
-    finally:
-        lane.lock.release()
