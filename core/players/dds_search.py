@@ -149,9 +149,7 @@ class DdsSearch:
         if infer and st.reuse_deals > 0 and (view.trick or st.pool_leads):
             key = hand_key(view, know)
             pool = self.pool_for(key)
-            pool.update(
-                view, know, rng, surprise, model, clock, key=key, trump_subsets=st.trump_subsets
-            )
+            pool.update(view, know, rng, surprise, model, clock, key=key)
         margin = st.settle_margin if view.trick else st.lead_settle_margin
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
@@ -187,9 +185,7 @@ class DdsSearch:
             else:
                 least = (st.candidates_early if yes_no else st.candidates_late) if infer else 1
                 if judge is None and infer:
-                    judge = Plays(
-                        view, surprise, model, unseen_by_others(view, know), st.trump_subsets
-                    )
+                    judge = Plays(view, surprise, model, unseen_by_others(view, know))
                 hands, weight = weighted_deal(
                     view, know, rng, judge, least, st.candidate_weight, st.candidates_max
                 )

@@ -81,12 +81,6 @@ class HardSettings:
     #: trick (:func:`.signals.signal_follow`): −0.7 points (SE 0.8) over 1,000
     #: pairs, so off (RESULTS.md, "Issue 25, fourteenth session").
     signal_counts = False
-    #: 4 players: also weigh a fresh sampled deal by the hakem's trump choice, when
-    #: the hakem is another seat: the share of this many fixed five-card parts of
-    #: the hakem's dealt hand from which the rules name that trump, softened by the
-    #: hakem's surprise factor (0: off; the sampling then only gives the hakem one
-    #: card of trump).
-    trump_subsets = 0
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on

@@ -16,59 +16,16 @@ seat's guess, never the real cards.
 
 from __future__ import annotations
 
-import functools
-import random
 from collections.abc import Callable
 
-from ..cards import SUIT_MASKS, Card, CardSet, cards_in, mask_of
+from ..cards import SUIT_MASKS, Card, CardSet, mask_of
 from ..match import SeatView
 from ..trick import winning_index
 from .knowledge import Knowledge
-from .rules import PlayState, rule_card, suit_strength
+from .rules import PlayState, rule_card
 from .search import view_sample
 
-__all__ = [
-    "Plays",
-    "play_likelihood",
-    "same_choice",
-    "trump_choice_share",
-    "unseen_by_others",
-    "weighted_deal",
-]
-
-
-@functools.cache
-def _strengths() -> tuple[float, ...]:
-    """:func:`.rules.suit_strength` of every holding of one suit (13 bits)."""
-    return tuple(suit_strength(bits, 0) for bits in range(1 << 13))
-
-
-#: Fixed five-card subsets (positions in a 13-card hand, sorted) standing for the
-#: hakem's first five cards, which no one else sees: the same for every deal, so
-#: that weighing a deal draws nothing from the search's random stream.
-def _fives(count: int, seed: int = 25) -> tuple[tuple[int, ...], ...]:
-    rng = random.Random(seed)
-    return tuple(tuple(sorted(rng.sample(range(13), 5))) for _ in range(count))
-
-
-_FIVES = _fives(64)
-
-
-def trump_choice_share(dealt: CardSet, trump: int, subsets: int) -> float:
-    """The share of ``subsets`` fixed five-card parts of the 13-card hand ``dealt``
-    from which the rules (:func:`.rules.choose_trump_rule`) name ``trump``."""
-    cards = cards_in(dealt)
-    if len(cards) != 13:
-        return 1.0
-    strength = _strengths()
-    hits = 0
-    for five in _FIVES[:subsets]:
-        part = 0
-        for i in five:
-            part |= 1 << cards[i]
-        best = max(range(4), key=lambda u: (strength[part >> (13 * u) & 0x1FFF], -u))
-        hits += best == trump
-    return hits / subsets
+__all__ = ["Plays", "play_likelihood", "same_choice", "unseen_by_others", "weighted_deal"]
 
 
 def same_choice(a: int, b: int, hand: CardSet, live: CardSet) -> bool:
@@ -116,17 +73,7 @@ class Plays:
     so weighing a deal (:meth:`likelihood`) costs the model's calls and little more.
     """
 
-    __slots__ = (
-        "_hakem_played",
-        "_judged",
-        "_n",
-        "_policy",
-        "_surprise",
-        "_trump_subsets",
-        "hakem",
-        "hidden",
-        "trump",
-    )
+    __slots__ = ("_judged", "_n", "_policy", "_surprise", "hakem", "hidden", "trump")
 
     def __init__(
         self,
@@ -134,7 +81,6 @@ class Plays:
         surprise: tuple[float, ...],
         policy: Callable[[PlayState], Card] = rule_card,
         hidden: CardSet = 0,
-        trump_subsets: int = 0,
     ) -> None:
         me = view.seat
         trump = self.trump = int(view.trump)  # type: ignore[arg-type]
@@ -147,14 +93,6 @@ class Plays:
         if view.trick:
             plays_by_trick.append(view.trick)
         flat = [(s, c) for plays in plays_by_trick for s, c in plays]
-        # The hakem named trump from its first five cards: with ``trump_subsets``, a
-        # whole deal's weight (start 0) is also judged by that choice.
-        self._trump_subsets = 0
-        self._hakem_played = 0
-        hakem = self.hakem
-        if trump_subsets and hakem is not None and hakem != me and surprise[hakem] < 1.0:
-            self._trump_subsets = min(trump_subsets, len(_FIVES))
-            self._hakem_played = mask_of([c for s, c in flat if s == hakem])
         # Cards played from each index on: by anyone (live then), and by each seat
         # (in its hand then, with what the sample leaves it).
         rest = [0] * (len(flat) + 1)
@@ -206,10 +144,6 @@ class Plays:
         n, trump, hakem = self._n, self.trump, self.hakem
         surprise, policy = self._surprise, self._policy
         weight = 1.0
-        if start == 0 and self._trump_subsets:
-            s = surprise[hakem]
-            dealt = hands[hakem] | self._hakem_played
-            weight = s + (1.0 - s) * trump_choice_share(dealt, trump, self._trump_subsets)
         for index, s, c, trick, led, rest, later, voids, won, leads in self._judged:
             if index < start:
                 continue

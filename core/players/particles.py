@@ -147,14 +147,11 @@ class DealPool:
         clock: Clock | None = None,
         refill_share: float = 0.4,
         key: tuple | None = None,
-        trump_subsets: int = 0,
     ) -> None:
         """Bring the deals up to ``view``: repair and reweigh the kept ones, drop the
         unlikely, top up with fresh ones (while the clock has spent less than
         ``refill_share`` of its budget, and at least one deal is kept). ``key`` is
-        the view's :func:`hand_key`, when the caller chose the pool by it;
-        ``trump_subsets`` is :class:`.inference.Plays`'s (a fresh deal is also
-        weighed by the hakem's trump choice)."""
+        the view's :func:`hand_key`, when the caller chose the pool by it."""
         plays: list[tuple[int, int]] = [p for t in view.tricks for p in t.plays]
         plays.extend(view.trick)
         me = know.seat
@@ -169,7 +166,7 @@ class DealPool:
             self.deals, self.weights = [], []
             self.history = ()
         start = len(self.history)
-        judge = Plays(view, surprise, policy, trump_subsets=trump_subsets)
+        judge = Plays(view, surprise, policy)
         fresh_cap = self.size if not self.deals else self.fresh
         if start < len(history):
             deals, weights = [], []
