@@ -119,6 +119,9 @@ class HardSettings:
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
     #: Stop sampling early (at least this many samples) once the choice is settled.
+    #: 4 players: at 8 the first tricks' searches settle too (32.0 ms a decision
+    #: against 38.9), but that lost 1.5 points (SE 0.8) over 1,000 fresh pairs
+    #: against the yardstick (RESULTS.md, "Issue 25, fifteenth session").
     settle_samples = 24
     #: 4 players: ... or once no other card could be better by this many points
     #: (its edge over the leader, two standard errors up; 0: only a clear leader
