@@ -151,6 +151,7 @@ class DdsSearch:
             pool = self.pool_for(key)
             pool.update(view, know, rng, surprise, model, clock, key=key)
         margin = st.settle_margin if view.trick else st.lead_settle_margin
+        settle_from = st.settle_samples if len(view.tricks) >= 2 else st.settle_samples_first
         # Scores of the pool's deals solved in this decision (a deal drawn again
         # reuses them), how many were solved, and how many draws are allowed.
         solved: dict[int, dict[Card, float]] = {}
@@ -214,7 +215,7 @@ class DdsSearch:
                 solved[i] = row
             n_solved = len(solved) if pool is not None else samples
             per_sample += (time.perf_counter() - t0 - per_sample) / n_solved
-            if samples >= st.settle_samples and samples % 8 == 0 and settled(rows, totals, margin):
+            if samples >= settle_from and samples % 8 == 0 and settled(rows, totals, margin):
                 break
         if not samples or weights <= 0:
             return None

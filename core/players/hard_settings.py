@@ -123,6 +123,8 @@ class HardSettings:
     #: against 38.9), but that lost 1.5 points (SE 0.8) over 1,000 fresh pairs
     #: against the yardstick (RESULTS.md, "Issue 25, fifteenth session").
     settle_samples = 24
+    #: ... in the first two tricks, where 40% of a 4-player hand's CPU goes.
+    settle_samples_first = 24
     #: 4 players: ... or once no other card could be better by this many points
     #: (its edge over the leader, two standard errors up; 0: only a clear leader
     #: settles it). Cards that differ on one deal in thirty keep the search going to
