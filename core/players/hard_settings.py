@@ -121,7 +121,11 @@ class HardSettings:
     #: Stop sampling early (at least this many samples) once the choice is settled.
     #: 4 players: at 8 the first tricks' searches settle too (32.0 ms a decision
     #: against 38.9), but that lost 1.5 points (SE 0.8) over 1,000 fresh pairs
-    #: against the yardstick (RESULTS.md, "Issue 25, fifteenth session").
+    #: against the yardstick. At 8 from the third trick on only (with
+    #: ``settle_samples_first`` 24), 34.1 ms against 38.4 (24% of the issue's start
+    #: against 27%, two rounds) and −0.2 points (SE 0.7) over the same pairs: the
+    #: candidate for the quarter, not the default until it is measured against
+    #: normal too (RESULTS.md, "Issue 25, fifteenth session").
     settle_samples = 24
     #: ... in the first two tricks, where 40% of a 4-player hand's CPU goes.
     settle_samples_first = 24

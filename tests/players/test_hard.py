@@ -397,3 +397,38 @@ def test_leads_settle_by_their_own_margin() -> None:
     # A margin above any card's worth settles a search at its first check.
     assert samples(views[True], 100.0) < samples(views[True], 0.0)
     assert samples(views[False], 100.0) == samples(views[False], 0.0)
+
+
+def test_the_first_two_tricks_settle_after_their_own_count_of_samples() -> None:
+    """``settle_samples_first`` is the samples before a search may settle in the
+    first two tricks, ``settle_samples`` from the third on."""
+    import random
+
+    from core.players.clock import Clock
+    from core.players.knowledge import Knowledge
+    from core.players.search import distinct_cards
+
+    m, _ = Match.new(Variant.four(), seed=29)
+    normal = make_player("normal", seed=3)
+    views = {}  # tricks complete -> a follow's view
+    while len(views) < 2:
+        view = m.view(m.turn)
+        if len(view.tricks) in (0, 2) and view.trick and len(view.legal) > 1:
+            views.setdefault(len(view.tricks), view)
+        m.apply(m.turn, normal.act(view))
+
+    def samples(view, first: int) -> int:
+        p = make_player("hard", seed=1, time_budget=100.0)
+        assert isinstance(p, HardPlayer)
+        p.reuse_deals, p.max_samples = 0, 200
+        p.settle_margin = 100.0  # settled at the first check
+        p.settle_samples, p.settle_samples_first = 8, first
+        know = Knowledge(view)
+        cards = distinct_cards([a.card for a in view.legal], know)
+        out = p.dds_search.scores(view, know, cards, Clock(100.0), random.Random(5))
+        assert out is not None
+        return out[1]
+
+    # (A check needs 8 samples' worth of weight, so the first may come later.)
+    assert samples(views[0], 8) < samples(views[0], 24)
+    assert samples(views[2], 8) == samples(views[2], 24) < 24
