@@ -123,9 +123,10 @@ class HardSettings:
     #: against 38.9), but that lost 1.5 points (SE 0.8) over 1,000 fresh pairs
     #: against the yardstick. At 8 from the third trick on only (with
     #: ``settle_samples_first`` 24), 34.1 ms against 38.4 (24% of the issue's start
-    #: against 27%, two rounds) and −0.2 points (SE 0.7) over the same pairs: the
-    #: candidate for the quarter, not the default until it is measured against
-    #: normal too (RESULTS.md, "Issue 25, fifteenth session").
+    #: against 27%, two rounds) and −0.2 points (SE 0.7) over the same pairs, −0.5
+    #: (SE 1.0) over 670 against normal: the candidate for the quarter, not the
+    #: default before 1,000 pairs against each (RESULTS.md, "Issue 25, fifteenth
+    #: session").
     settle_samples = 24
     #: ... in the first two tricks, where 40% of a 4-player hand's CPU goes.
     settle_samples_first = 24
