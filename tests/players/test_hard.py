@@ -12,9 +12,10 @@ from core.actions import PlayCard
 from core.cards import SUIT_MASKS, mask_of
 from core.match import Match, Phase
 from core.players import make_player
+from core.players.clock import Clock
 from core.players.hard import HardPlayer
 from core.players.knowledge import Knowledge, deck_mask
-from core.players.search import view_sample
+from core.players.search import distinct_cards, view_sample
 from core.variant import Variant
 
 VARIANTS = [Variant.four(), Variant.three(), Variant.two(), Variant.bidding()]
@@ -365,15 +366,24 @@ def test_follows_search_within_their_share_of_the_budget(monkeypatch, share: flo
     assert budgets[False] == {round(0.04 * share, 9)}
 
 
+def _samples_searched(view, **settings) -> int:
+    """How many deals a hard player with ``settings`` scores for ``view`` (fresh
+    deals, at most 200; the clock never ends the search)."""
+    p = make_player("hard", seed=1, time_budget=100.0)
+    assert isinstance(p, HardPlayer)
+    p.reuse_deals, p.max_samples = 0, 200
+    for name, value in settings.items():
+        setattr(p, name, value)
+    know = Knowledge(view)
+    cards = distinct_cards([a.card for a in view.legal], know)
+    out = p.dds_search.scores(view, know, cards, Clock(100.0), random.Random(5))
+    assert out is not None
+    return out[1]
+
+
 def test_leads_settle_by_their_own_margin() -> None:
     """``lead_settle_margin`` decides when a lead's search may stop early, and
     ``settle_margin`` when a follow's may (a sample cap, not the clock, ends each)."""
-    import random
-
-    from core.players.clock import Clock
-    from core.players.knowledge import Knowledge
-    from core.players.search import distinct_cards
-
     m, _ = Match.new(Variant.four(), seed=23)
     normal = make_player("normal", seed=2)
     views = {}  # leading? -> a view of the third trick
@@ -384,15 +394,7 @@ def test_leads_settle_by_their_own_margin() -> None:
         m.apply(m.turn, normal.act(view))
 
     def samples(view, lead_margin: float) -> int:
-        p = make_player("hard", seed=1, time_budget=100.0)
-        assert isinstance(p, HardPlayer)
-        p.reuse_deals, p.max_samples = 0, 200
-        p.settle_margin, p.lead_settle_margin = 100.0, lead_margin
-        know = Knowledge(view)
-        cards = distinct_cards([a.card for a in view.legal], know)
-        out = p.dds_search.scores(view, know, cards, Clock(100.0), random.Random(5))
-        assert out is not None
-        return out[1]
+        return _samples_searched(view, settle_margin=100.0, lead_settle_margin=lead_margin)
 
     # A margin above any card's worth settles a search at its first check.
     assert samples(views[True], 100.0) < samples(views[True], 0.0)
@@ -402,12 +404,6 @@ def test_leads_settle_by_their_own_margin() -> None:
 def test_the_first_two_tricks_settle_after_their_own_count_of_samples() -> None:
     """``settle_samples_first`` is the samples before a search may settle in the
     first two tricks, ``settle_samples`` from the third on."""
-    import random
-
-    from core.players.clock import Clock
-    from core.players.knowledge import Knowledge
-    from core.players.search import distinct_cards
-
     m, _ = Match.new(Variant.four(), seed=29)
     normal = make_player("normal", seed=3)
     views = {}  # tricks complete -> a follow's view
@@ -418,17 +414,10 @@ def test_the_first_two_tricks_settle_after_their_own_count_of_samples() -> None:
         m.apply(m.turn, normal.act(view))
 
     def samples(view, first: int) -> int:
-        p = make_player("hard", seed=1, time_budget=100.0)
-        assert isinstance(p, HardPlayer)
-        p.reuse_deals, p.max_samples = 0, 200
-        p.settle_margin = 100.0  # settled at the first check
-        p.settle_samples, p.settle_samples_first = 8, first
-        know = Knowledge(view)
-        cards = distinct_cards([a.card for a in view.legal], know)
-        out = p.dds_search.scores(view, know, cards, Clock(100.0), random.Random(5))
-        assert out is not None
-        return out[1]
+        # settled at the first check that has 8 samples' worth of weight
+        return _samples_searched(
+            view, settle_margin=100.0, settle_samples=8, settle_samples_first=first
+        )
 
-    # (A check needs 8 samples' worth of weight, so the first may come later.)
     assert samples(views[0], 8) < samples(views[0], 24)
     assert samples(views[2], 8) == samples(views[2], 24) < 24
