@@ -121,16 +121,18 @@ class HardPlayer(HardSettings, RulePlayer):
         best = max(means.values())
         good = [c for c in distinct if means[c] >= best - 1e-9]
         if self.signal_discards and view.trick and view.variant.players == 4:
+            # cards the search finds as good as the best, within the tolerance
+            near = [c for c in distinct if means[c] >= best - self.signal_tolerance - 1e-9]
             signal = signal_discard(know.hand, mask_of(legal), view.trick[0][1] // 13, view.trump)
             if signal is not None:
-                same = [c for c in good if c // 13 == signal // 13]
-                if same:  # the signal costs nothing: the search finds it as good
+                same = [c for c in near if c // 13 == signal // 13]
+                if same:  # the signal costs (almost) nothing to the search
                     return min(same)
             if self.signal_counts:
                 signal = signal_follow(know.hand, mask_of(legal), view.trick, view.trump)
                 live = know.unseen | know.hand
                 if signal is not None and any(
-                    same_choice(c, signal, know.hand, live) for c in good
+                    same_choice(c, signal, know.hand, live) for c in near
                 ):
                     # as good as a card the search chose, and to the partner's
                     # reading (:mod:`.inference`) the same card as it

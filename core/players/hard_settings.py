@@ -81,6 +81,11 @@ class HardSettings:
     #: trick (:func:`.signals.signal_follow`): −0.7 points (SE 0.8) over 1,000
     #: pairs, so off (RESULTS.md, "Issue 25, fourteenth session").
     signal_counts = False
+    #: How much of the best card's mean score (points of the hand) a signal may
+    #: give up: 0 signals only among cards the search finds equal. Sampled means
+    #: differ by noise far more often than by a real trick, so a small tolerance
+    #: lets the signal be given where the search only guesses at a difference.
+    signal_tolerance = 0.0
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on

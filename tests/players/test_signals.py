@@ -177,3 +177,35 @@ def test_hard_gives_the_count_when_its_search_finds_the_cards_equal(monkeypatch)
             assert same_choice(card, signal, know.hand, know.unseen | know.hand)
             given += card == signal
     assert given >= 5
+
+
+def test_the_signal_may_give_up_no_more_than_the_tolerance(monkeypatch) -> None:
+    """The signal's suit scored a little below the others: signalled with a
+    tolerance above the gap, not with one below it."""
+    from core.players.dds_search import DdsSearch
+
+    gap = 0.03
+    signal_of: dict[int, int] = {}
+
+    def scores(self, view, know, cards, clock, rng):
+        signal = signal_of.get(id(view))
+        return {
+            c: -gap if signal is not None and c // 13 == signal // 13 else 0.0 for c in cards
+        }, 8
+
+    monkeypatch.setattr(DdsSearch, "scores", scores)
+    checked = 0
+    for view in _views(range(700, 712)):
+        if not view.trick:
+            continue
+        legal = mask_of(a.card for a in view.legal)
+        signal = signal_discard(mask_of(view.hand), legal, view.trick[0][1] // 13, view.trump)
+        if signal is None or not legal & ~SUIT_MASKS[signal // 13]:
+            continue  # no signal, or nothing but its suit to throw
+        signal_of[id(view)] = signal
+        for tolerance, signals in ((gap + 0.01, True), (gap - 0.01, False), (0.0, False)):
+            p = HardPlayer(seed=1, time_budget=30.0)
+            p.signal_discards, p.signal_tolerance = True, tolerance
+            assert (p.act(view).card == signal) is signals
+        checked += 1
+    assert checked >= 3
