@@ -124,15 +124,13 @@ class HardSettings:
     #: normal does, with inference and as many samples as the budget allows).
     dds = True
     #: Stop sampling early (at least this many samples) once the choice is settled.
-    #: 4 players: at 8 the first tricks' searches settle too (32.0 ms a decision
-    #: against 38.9), but that lost 1.5 points (SE 0.8) over 1,000 fresh pairs
-    #: against the yardstick. At 8 from the third trick on only (with
-    #: ``settle_samples_first`` 24), 34.1 ms against 38.4 (24% of the issue's start
-    #: against 27%, two rounds) and −0.2 points (SE 0.7) over the same pairs, −0.5
-    #: (SE 1.0) over 670 against normal: the candidate for the quarter, not the
-    #: default before 1,000 pairs against each (RESULTS.md, "Issue 25, fifteenth
-    #: session").
-    settle_samples = 24
+    #: 4 players: at 8 from the third trick on (``settle_samples_first`` 24 before),
+    #: 33.1 and 35.1 ms a decision against 38.5 and 38.4 at 24 (24% of the issue's
+    #: start against 27%, two rounds), −0.2 points (SE 0.7) over 1,000 fresh pairs
+    #: against the yardstick and −0.4 (SE 0.8) over 1,000 against normal. At 8 in the
+    #: first tricks too it lost 1.5 points (SE 0.8) against the yardstick
+    #: (RESULTS.md, "Issue 25, fifteenth and sixteenth sessions").
+    settle_samples = 8
     #: ... in the first two tricks, where 40% of a 4-player hand's CPU goes.
     settle_samples_first = 24
     #: 4 players: ... or once no other card could be better by this many points
