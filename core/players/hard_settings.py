@@ -85,6 +85,8 @@ class HardSettings:
     #: give up: 0 signals only among cards the search finds equal. Sampled means
     #: differ by noise far more often than by a real trick, so a small tolerance
     #: lets the signal be given where the search only guesses at a difference.
+    #: With ``signal_discards`` and 0.05: −1.7 points (SE 0.8) over 1,000 fresh
+    #: pairs against the yardstick, so 0 (RESULTS.md, "Issue 25, sixteenth session").
     signal_tolerance = 0.0
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
