@@ -46,7 +46,7 @@ from .playout_search import playout_scores
 from .policies import policy
 from .rules import RulePlayer, state_from_view
 from .search import distinct_cards
-from .signals import signal_discard, signal_follow
+from .signals import sequence_card, signal_discard, signal_follow
 from .solver import dds
 from .trump_search import search_trump
 
@@ -86,8 +86,14 @@ class HardPlayer(HardSettings, RulePlayer):
         return Knowledge(view)
 
     def choose_card(self, view: SeatView) -> Card:
-        legal = [a.card for a in view.legal]  # type: ignore[union-attr]
         know = self._knowledge(view)
+        card = self._searched_card(view, know)
+        if self.sequence_signals and view.variant.players == 4:
+            return sequence_card(card, know.hand, know.unseen, not view.trick)
+        return card
+
+    def _searched_card(self, view: SeatView, know: Knowledge) -> Card:
+        legal = [a.card for a in view.legal]  # type: ignore[union-attr]
         if len(legal) == 1:
             return legal[0]
         distinct = distinct_cards(legal, know)

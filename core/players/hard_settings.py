@@ -88,6 +88,14 @@ class HardSettings:
     #: With ``signal_discards`` and 0.05: −1.7 points (SE 0.8) over 1,000 fresh
     #: pairs against the yardstick, so 0 (RESULTS.md, "Issue 25, sixteenth session").
     signal_tolerance = 0.0
+    #: 4 players: of a run of cards the same to double dummy, lead the highest and
+    #: follow or discard with the lowest (:func:`.signals.sequence_card`), and read
+    #: the partner's plays so. It costs nothing: the search cannot tell the cards of
+    #: a run apart.
+    sequence_signals = False
+    #: ... the factor for each play of the partner's that breaks it (soft: people
+    #: play their runs by other habits).
+    surprise_sequence = 0.3
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on

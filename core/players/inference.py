@@ -24,6 +24,7 @@ from ..trick import winning_index
 from .knowledge import Knowledge
 from .rules import PlayState, rule_card
 from .search import view_sample
+from .signals import sequence_card
 
 __all__ = ["Plays", "play_likelihood", "same_choice", "unseen_by_others", "weighted_deal"]
 
@@ -73,7 +74,17 @@ class Plays:
     so weighing a deal (:meth:`likelihood`) costs the model's calls and little more.
     """
 
-    __slots__ = ("_judged", "_n", "_policy", "_surprise", "hakem", "hidden", "trump")
+    __slots__ = (
+        "_judged",
+        "_n",
+        "_policy",
+        "_sequence_surprise",
+        "_sequences",
+        "_surprise",
+        "hakem",
+        "hidden",
+        "trump",
+    )
 
     def __init__(
         self,
@@ -88,6 +99,9 @@ class Plays:
         self.hidden = hidden
         self._surprise = surprise
         self._policy = policy
+        # the seat that signals by which card of a run it plays (:mod:`.signals`)
+        self._sequences = getattr(policy, "sequence_seat", -1)
+        self._sequence_surprise = getattr(policy, "sequence_surprise", 1.0)
         n = self._n = len(view.hand_sizes)
         plays_by_trick = [t.plays for t in view.tricks]
         if view.trick:
@@ -153,6 +167,9 @@ class Plays:
                 continue
             live = base | rest
             others = live & ~h
+            if s == self._sequences and sequence_card(c, h, others, not trick) != c:
+                weight *= self._sequence_surprise
+                continue
             if legal >> c & 1:
                 # All the legal cards one run of a suit (nothing another seat may
                 # hold between them): whatever the model picks, it is the same choice.

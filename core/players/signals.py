@@ -28,7 +28,13 @@ from ..cards import SUIT_MASKS, Card, CardSet
 from ..trick import winning_index
 from .rules import PlayState
 
-__all__ = ["signal_discard", "signal_follow", "signalling_model"]
+__all__ = [
+    "SequenceModel",
+    "sequence_card",
+    "signal_discard",
+    "signal_follow",
+    "signalling_model",
+]
 
 #: The ace and king of each suit.
 _TOP = 0b1100000000000
@@ -105,3 +111,40 @@ def signalling_model(
         return card if signal is None else signal
 
     return play
+
+
+def sequence_card(card: Card, hand: CardSet, unseen: CardSet, leading: bool) -> Card:
+    """The card of ``card``'s run in ``hand`` (its suit's cards with no ``unseen``
+    card between them, so the same to double dummy) that the sequence signal
+    plays: the highest when leading, the lowest otherwise. Which card of a run is
+    played costs nothing, so it can tell the partner something: a lead denies the
+    next higher card, a follow the next lower one."""
+    top = card - card % 13 + 12
+    bottom = card - card % 13
+    best = card
+    c = card
+    step = 1 if leading else -1
+    while bottom <= c + step <= top:
+        c += step
+        if unseen >> c & 1:
+            break
+        if hand >> c & 1:
+            best = c
+    return best
+
+
+class SequenceModel:
+    """A model of the others' play whose ``sequence_seat`` (the partner) also plays
+    by the sequence signal (:func:`sequence_card`): the inference
+    (:class:`.inference.Plays`) weighs a deal by ``sequence_surprise`` for each play
+    of the partner's that breaks it there."""
+
+    __slots__ = ("model", "sequence_seat", "sequence_surprise")
+
+    def __init__(self, model: Callable[[PlayState], Card], partner: int, surprise: float) -> None:
+        self.model = model
+        self.sequence_seat = partner
+        self.sequence_surprise = surprise
+
+    def __call__(self, st: PlayState) -> Card:
+        return self.model(st)

@@ -12,7 +12,7 @@ from core.players.hard import HardPlayer
 from core.players.inference import same_choice
 from core.players.knowledge import Knowledge
 from core.players.rules import PlayState, rule_card, state_from_view
-from core.players.signals import signal_discard, signal_follow, signalling_model
+from core.players.signals import sequence_card, signal_discard, signal_follow, signalling_model
 from core.variant import Variant
 
 from .helpers import played
@@ -209,3 +209,79 @@ def test_the_signal_may_give_up_no_more_than_the_tolerance(monkeypatch) -> None:
             assert (p.act(view).card == signal) is signals
         checked += 1
     assert checked >= 3
+
+
+def test_a_run_is_led_from_the_top_and_followed_from_the_bottom() -> None:
+    hand = _m("K♠", "Q♠", "9♠", "7♠", "4♥")
+    unseen = ((1 << 52) - 1) & ~hand & ~_m("8♠")  # the 8 of spades is played
+    for card in ("K♠", "Q♠"):
+        assert sequence_card(parse_card(card), hand, unseen, leading=True) == parse_card("K♠")
+        assert sequence_card(parse_card(card), hand, unseen, leading=False) == parse_card("Q♠")
+    # 9 and 7 are one run once the 8 is played; the jack and ten split it from K Q
+    assert sequence_card(parse_card("7♠"), hand, unseen, leading=True) == parse_card("9♠")
+    assert sequence_card(parse_card("9♠"), hand, unseen, leading=False) == parse_card("7♠")
+    assert sequence_card(parse_card("4♥"), hand, unseen, leading=True) == parse_card("4♥")
+
+
+def test_hard_plays_a_run_by_the_sequence_signal(monkeypatch) -> None:
+    """Every card scored the same: with ``sequence_signals`` the card played is the
+    top of its run when leading and the bottom when following; without, any."""
+    _equal_scores(monkeypatch)
+    checked = 0
+    for view in _views(range(730, 736)):
+        legal = [a.card for a in view.legal]
+        if len(legal) < 2:
+            continue
+        know = Knowledge(view)
+        on = HardPlayer(seed=1, time_budget=30.0)
+        on.sequence_signals = True
+        card = on.act(view).card
+        assert sequence_card(card, know.hand, know.unseen, not view.trick) == card
+        checked += 1
+    assert checked >= 20
+
+
+def test_the_inference_reads_the_partners_run_by_the_signal() -> None:
+    """The partner led the queen of spades: a deal where it also holds the king
+    (nothing live between) breaks the signal and weighs less, only with it read."""
+    from core.players.inference import Plays
+    from core.players.signals import SequenceModel
+
+    for seed in range(740, 760):
+        m, _ = Match.new(Variant.four(), seed)
+        rules = make_player("normal0", seed=1)
+        while m.phase is not Phase.PLAY:
+            m.apply(m.turn, rules.act(m.view(m.turn)))
+        leader = m.turn
+        hand = mask_of(m.view(leader).hand)
+        # the partner leads the lower of two touching cards of a suit
+        runs = [c for c in range(52) if c % 13 != 12 and hand >> c & 1 and hand >> (c + 1) & 1]
+        if runs:
+            break
+    me = (leader + 2) % 4
+    low = runs[0]
+    m.apply(leader, next(a for a in m.view(leader).legal if a.card == low))
+    view = m.view(me)
+    surprise = tuple(1.0 if s == me else 0.5 for s in range(4))
+    real = [mask_of(m.view(s).hand) if s != me else mask_of(view.hand) for s in range(4)]
+
+    def model(st: PlayState) -> int:  # the lead the model expects is the one made
+        return low if st.legal >> low & 1 else rule_card(st)
+
+    plain = Plays(view, surprise, model)
+    read = Plays(view, surprise, SequenceModel(model, leader, 0.5))
+    # in the real deal the partner still holds the card above the one it led
+    assert real[leader] >> (low + 1) & 1
+    assert plain.likelihood(real) == 1.0
+    assert read.likelihood(real) == 0.5
+    # a deal where the card above is with another seat keeps the lead unsurprising
+    holder = next(s for s in range(4) if s not in (leader, me))
+    moved = list(real)
+    moved[leader] &= ~(1 << (low + 1))
+    moved[holder] |= 1 << (low + 1)
+    others = moved[holder] & ~SUIT_MASKS[low // 13]
+    spare = others & -others  # a card back, so each hand keeps its size
+    assert spare
+    moved[holder] &= ~spare
+    moved[leader] |= spare
+    assert read.likelihood(moved) == 1.0
