@@ -100,8 +100,10 @@ class Plays:
         self._surprise = surprise
         self._policy = policy
         # the seat that signals by which card of a run it plays (:mod:`.signals`)
-        self._sequences = getattr(policy, "sequence_seat", -1)
         self._sequence_surprise = getattr(policy, "sequence_surprise", 1.0)
+        self._sequences = (
+            getattr(policy, "sequence_seat", -1) if self._sequence_surprise < 1 else -1
+        )
         n = self._n = len(view.hand_sizes)
         plays_by_trick = [t.plays for t in view.tricks]
         if view.trick:
