@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.deal_accuracy [--deals 10] [--seed 880000]
         [--variant NAME:key=val,key=val ...] [--table yardstick]
-        [--table hard --table-budget 0.125]
+        [--table hard --table-budget 0.125 [--table-set key=val ...]]
 
 Plays the first hand of each seeded 4-player deal with "normal" (or ``--table``'s
 level) at every seat. At each decision of every seat after the first play, each
@@ -62,7 +62,14 @@ def main() -> None:
     ap.add_argument(
         "--table-budget", type=float, default=None, help="seconds a decision (a hard table)"
     )
+    ap.add_argument(
+        "--table-set",
+        action="append",
+        default=[],
+        help="a setting of the table's players, key=val (a signal they play, to be read)",
+    )
     args = ap.parse_args()
+    table_sets = parse_settings(args.table_set)
     variants = []
     for item in args.variant or DEFAULT_VARIANTS:
         name, _, sets = item.partition(":")
@@ -77,7 +84,10 @@ def main() -> None:
         seed = args.seed + d
         m, _ = Match.new(Variant.four(), seed)
         drivers = [
-            make_player(args.table, seed=seed * 10 + s, time_budget=args.table_budget)
+            tuned(
+                make_player(args.table, seed=seed * 10 + s, time_budget=args.table_budget),
+                table_sets,
+            )
             for s in range(4)
         ]
         hards = {
