@@ -94,8 +94,8 @@ class HardSettings:
     #: it costs nothing to double dummy; opponents who do not play double dummy
     #: may answer the cards of a run otherwise. Played and
     #: read: −1.4 points (SE 0.8) over 1,000 fresh pairs against the yardstick;
-    #: played and not read: −0.6 (SE 0.8); so off (RESULTS.md, "Issue 25, sixteenth
-    #: session").
+    #: played and not read: −0.6 (SE 0.8); read at 0.1: −0.1 (SE 0.8); so off
+    #: (RESULTS.md, "Issue 25, sixteenth session").
     sequence_signals = False
     #: ... the factor for each play of the partner's that breaks it (soft: people
     #: play their runs by other habits).
