@@ -225,7 +225,7 @@ def test_a_run_is_led_from_the_top_and_followed_from_the_bottom() -> None:
 
 def test_hard_plays_a_run_by_the_sequence_signal(monkeypatch) -> None:
     """Every card scored the same: with ``sequence_signals`` the card played is the
-    top of its run when leading and the bottom when following; without, any."""
+    top of its run when leading and the bottom when following."""
     _equal_scores(monkeypatch)
     checked = 0
     for view in _views(range(730, 736)):
@@ -242,8 +242,9 @@ def test_hard_plays_a_run_by_the_sequence_signal(monkeypatch) -> None:
 
 
 def test_the_inference_reads_the_partners_run_by_the_signal() -> None:
-    """The partner led the queen of spades: a deal where it also holds the king
-    (nothing live between) breaks the signal and weighs less, only with it read."""
+    """The partner led the lower of two touching cards: a deal where it also holds
+    the higher one breaks the signal and weighs less, only with the signal read;
+    a deal where another seat holds it does not."""
     from core.players.inference import Plays
     from core.players.signals import SequenceModel
 
