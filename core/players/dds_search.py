@@ -151,7 +151,9 @@ class DdsSearch:
         if infer and st.reuse_deals > 0 and (view.trick or st.pool_leads):
             key = hand_key(view, know)
             pool = self.pool_for(key)
-            pool.update(view, know, rng, surprise, model, clock, key=key)
+            pool.update(
+                view, know, rng, surprise, model, clock, key=key, trump_prior=st.trump_prior
+            )
         margin = st.settle_margin if view.trick else st.lead_settle_margin
         settle_from = st.settle_samples if len(view.tricks) >= 2 else st.settle_samples_first
         # Scores of the pool's deals solved in this decision (a deal drawn again
@@ -188,7 +190,9 @@ class DdsSearch:
             else:
                 least = (st.candidates_early if yes_no else st.candidates_late) if infer else 1
                 if judge is None and infer:
-                    judge = Plays(view, surprise, model, unseen_by_others(view, know))
+                    judge = Plays(
+                        view, surprise, model, unseen_by_others(view, know), st.trump_prior
+                    )
                 hands, weight = weighted_deal(
                     view, know, rng, judge, least, st.candidate_weight, st.candidates_max
                 )

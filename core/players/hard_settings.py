@@ -100,6 +100,10 @@ class HardSettings:
     #: ... the factor for each play of the partner's that breaks it (soft: people
     #: play their runs by other habits).
     surprise_sequence = 0.3
+    #: 4 players: weigh a sampled deal by how likely the hakem was to name trump
+    #: from the hand it gives the hakem (:mod:`.trump_prior`), raised to this power
+    #: (0: off; one trump put in the hakem's hand first, as before).
+    trump_prior = 0.0
     #: 2 and 3 players: inference for the playouts' deals, the factor for every past
     #: play of another seat that the rules would not have made (1.0: off, uniform
     #: deals by the voids), and the candidate deals drawn per sample. 2 players: on

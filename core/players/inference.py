@@ -21,10 +21,12 @@ from collections.abc import Callable
 from ..cards import SUIT_MASKS, Card, CardSet, mask_of
 from ..match import SeatView
 from ..trick import winning_index
+from ..variant import Kind
 from .knowledge import Knowledge
 from .rules import PlayState, rule_card
 from .search import view_sample
 from .signals import sequence_card
+from .trump_prior import choice_weight
 
 __all__ = ["Plays", "play_likelihood", "same_choice", "unseen_by_others", "weighted_deal"]
 
@@ -78,6 +80,8 @@ class Plays:
         "_judged",
         "_n",
         "_policy",
+        "_prior",
+        "_prior_played",
         "_sequence_surprise",
         "_sequences",
         "_surprise",
@@ -92,6 +96,7 @@ class Plays:
         surprise: tuple[float, ...],
         policy: Callable[[PlayState], Card] = rule_card,
         hidden: CardSet = 0,
+        trump_prior: float = 0.0,
     ) -> None:
         me = view.seat
         trump = self.trump = int(view.trump)  # type: ignore[arg-type]
@@ -150,6 +155,18 @@ class Plays:
                 won[trick[winning_index([c for _, c in trick], trump)][0]] += 1
                 leads = (*leads, trick[0])
         self._judged = judged
+        # The trump choice is judged once, with the first play (a weight kept from
+        # an earlier decision holds it already).
+        hakem = self.hakem
+        classic = view.variant.kind is Kind.CLASSIC and n == 4
+        self._prior = trump_prior if classic and hakem is not None and hakem != me else 0.0
+        self._prior_played = sum(1 << c for s, c in flat if s == hakem)
+
+    @property
+    def weighs_trump(self) -> bool:
+        """Whether a deal's weight holds the hakem's trump choice (:mod:`.trump_prior`):
+        then the deals to weigh need no trump put in the hakem's hand first."""
+        return self._prior > 0
 
     def likelihood(self, hands: list[CardSet], start: int = 0) -> float:
         """Weight of a sampled deal: ``hands`` the cards each seat holds now; only
@@ -160,6 +177,9 @@ class Plays:
         n, trump, hakem = self._n, self.trump, self.hakem
         surprise, policy = self._surprise, self._policy
         weight = 1.0
+        if self._prior and start == 0:
+            dealt = hands[hakem] | self._prior_played  # type: ignore[index]
+            weight = choice_weight(dealt, trump) ** self._prior
         for index, s, c, trick, led, rest, later, voids, won, leads in self._judged:
             if index < start:
                 continue
@@ -225,7 +245,7 @@ def weighted_deal(
     cands: list[tuple[list[CardSet], float]] = []
     total_w = 0.0
     while len(cands) < least or (total_w < enough and len(cands) < most):
-        hands = view_sample(view, know, rng)
+        hands = view_sample(view, know, rng, judge is None or not judge.weighs_trump)
         w = judge.likelihood(hands) if judge is not None else 1.0
         cands.append((hands, w))
         total_w += w

@@ -147,11 +147,13 @@ class DealPool:
         clock: Clock | None = None,
         refill_share: float = 0.4,
         key: tuple | None = None,
+        trump_prior: float = 0.0,
     ) -> None:
         """Bring the deals up to ``view``: repair and reweigh the kept ones, drop the
         unlikely, top up with fresh ones (while the clock has spent less than
         ``refill_share`` of its budget, and at least one deal is kept). ``key`` is
-        the view's :func:`hand_key`, when the caller chose the pool by it."""
+        the view's :func:`hand_key`, when the caller chose the pool by it;
+        ``trump_prior``: :class:`.inference.Plays`'."""
         plays: list[tuple[int, int]] = [p for t in view.tricks for p in t.plays]
         plays.extend(view.trick)
         me = know.seat
@@ -166,7 +168,7 @@ class DealPool:
             self.deals, self.weights = [], []
             self.history = ()
         start = len(self.history)
-        judge = Plays(view, surprise, policy)
+        judge = Plays(view, surprise, policy, trump_prior=trump_prior)
         fresh_cap = self.size if not self.deals else self.fresh
         if start < len(history):
             deals, weights = [], []
@@ -193,7 +195,7 @@ class DealPool:
         while len(self.deals) < self.size and added < fresh_cap:
             if self.deals and clock is not None and clock.elapsed() > refill_share * clock.budget:
                 break
-            hands = view_sample(view, know, rng)
+            hands = view_sample(view, know, rng, not judge.weighs_trump)
             w = judge.likelihood(hands)
             self.deals.append([hands[s] | played_by[s] for s in range(len(hands))])
             self.weights.append(w)

@@ -124,15 +124,17 @@ def sample_hands(
     raise RuntimeError("could not sample a consistent deal")
 
 
-def view_sample(view: SeatView, know: Knowledge, rng) -> list[CardSet]:
+def view_sample(view: SeatView, know: Knowledge, rng, prefer_trump: bool = True) -> list[CardSet]:
     """A deal of the hidden cards that agrees with everything ``view`` shows (its
     voids; in 4-player classic play one card of trump to a hakem who has shown
-    fewer than two; with 2 players trump and honours kept from the draw)."""
+    fewer than two, unless ``prefer_trump`` is off because the caller weighs the
+    hakem's trumps itself; with 2 players trump and honours kept from the draw)."""
     sizes = list(view.hand_sizes)
     prefer = None
     hakem = view.hakem
     if (
-        view.trump is not None
+        prefer_trump
+        and view.trump is not None
         and hakem is not None
         and hakem != view.seat
         and view.variant.kind is Kind.CLASSIC
