@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..cards import SUIT_MASKS, CardSet
 from ..scoring import HAKEM_KOT_POINTS, KOT_POINTS, TRICKS_TO_WIN, three_player_result
-from .search import distinct_runs
+from .runs import distinct_runs
 
 __all__ = ["ending_values", "ending_values_3p"]
 

@@ -12,7 +12,8 @@ from ..cards import CARDS, Card
 from ..match import Match, Phase
 from ..variant import Kind
 from .endgame import ending_values, ending_values_3p
-from .search import distinct_runs, hand_value
+from .runs import distinct_runs
+from .search import hand_value
 
 __all__ = ["exact_ending", "exact_values"]
 

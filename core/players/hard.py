@@ -40,11 +40,11 @@ from .clock import Clock
 from .dds_search import DdsSearch
 from .drawing import DrawSearch
 from .hard_settings import HardSettings
-from .inference import same_choice
 from .knowledge import Knowledge
 from .playout_search import playout_scores
 from .policies import policy
 from .rules import RulePlayer, state_from_view
+from .runs import same_choice
 from .search import distinct_cards
 from .signals import sequence_card, signal_discard, signal_follow
 from .solver import dds

@@ -24,23 +24,12 @@ from ..trick import winning_index
 from ..variant import Kind
 from .knowledge import Knowledge
 from .rules import PlayState, rule_card
+from .runs import same_choice
 from .search import view_sample
 from .signals import sequence_card
 from .trump_prior import choice_weight
 
-__all__ = ["Plays", "play_likelihood", "same_choice", "unseen_by_others", "weighted_deal"]
-
-
-def same_choice(a: int, b: int, hand: CardSet, live: CardSet) -> bool:
-    """Whether playing ``a`` or ``b`` from ``hand`` gives away the same thing: same
-    suit and no live card of another seat ranks between them."""
-    if a == b:
-        return True
-    if a // 13 != b // 13:
-        return False
-    lo, hi = (a, b) if a < b else (b, a)
-    between = ((1 << hi) - 1) & ~((2 << lo) - 1)
-    return not between & live & ~hand
+__all__ = ["Plays", "play_likelihood", "unseen_by_others", "weighted_deal"]
 
 
 def play_likelihood(

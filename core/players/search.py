@@ -19,11 +19,11 @@ from ..match import Match, Phase, SeatView
 from ..variant import Kind
 from .knowledge import Knowledge
 from .rules import PlayState, rule_card, state_from_match
+from .runs import distinct_runs
 
 __all__ = [
     "SearchMatch",
     "distinct_cards",
-    "distinct_runs",
     "hand_from",
     "hand_value",
     "playout",
@@ -267,28 +267,6 @@ def playout(m: Match, voids: list[int], policy: Callable[[PlayState], Card] = ru
                 voids[seat] |= 1 << led  # type: ignore[index]
         m.play(seat, card)  # type: ignore[arg-type]
         live &= ~(1 << card)
-
-
-_BELOW = tuple((1 << c) - 1 for c in range(53))
-
-
-def distinct_runs(hand: CardSet, others: CardSet) -> list[int]:
-    """``hand``'s cards, lowest first, one of each run of a suit that no card of
-    ``others`` splits (the lowest kept): playing any card of such a run gives the
-    same result. (On masks: the exact endings call it at every node.)"""
-    out: list[int] = []
-    prev = -2
-    h = hand
-    while h:
-        low = h & -h
-        c = low.bit_length() - 1
-        h ^= low
-        if out and c // 13 == prev // 13 and not others & _BELOW[c] & ~_BELOW[prev + 1]:
-            prev = c
-            continue
-        out.append(c)
-        prev = c
-    return out
 
 
 def distinct_cards(legal: list[Card], know: Knowledge) -> list[Card]:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from ..cards import SUIT_MASKS, Card, CardSet
 from ..trick import winning_index
 from .rules import PlayState
+from .runs import run_of
 
 __all__ = [
     "SequenceModel",
@@ -114,23 +115,13 @@ def signalling_model(
 
 
 def sequence_card(card: Card, hand: CardSet, unseen: CardSet, leading: bool) -> Card:
-    """The card of ``card``'s run in ``hand`` (its suit's cards with no ``unseen``
-    card between them, so the same to double dummy) that the sequence signal
-    plays: the highest when leading, the lowest otherwise. Which card of a run is
-    played costs nothing, so it can tell the partner something: a lead denies the
-    next higher card, a follow the next lower one."""
-    top = card - card % 13 + 12
-    bottom = card - card % 13
-    best = card
-    c = card
-    step = 1 if leading else -1
-    while bottom <= c + step <= top:
-        c += step
-        if unseen >> c & 1:
-            break
-        if hand >> c & 1:
-            best = c
-    return best
+    """The card of ``card``'s run in ``hand`` (:func:`.runs.run_of`, with the
+    ``unseen`` cards) that the sequence signal plays: the highest when leading, the
+    lowest otherwise. Which card of a run is played costs nothing, so it can tell
+    the partner something: a lead denies the next higher card, a follow the next
+    lower one."""
+    run = run_of(card, hand, unseen)
+    return run.bit_length() - 1 if leading else (run & -run).bit_length() - 1  # type: ignore[return-value]
 
 
 class SequenceModel:

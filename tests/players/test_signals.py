@@ -9,9 +9,9 @@ from core.cards import SUIT_MASKS, mask_of, parse_card
 from core.match import Match, Phase
 from core.players import make_player
 from core.players.hard import HardPlayer
-from core.players.inference import same_choice
 from core.players.knowledge import Knowledge
 from core.players.rules import PlayState, rule_card, state_from_view
+from core.players.runs import same_choice
 from core.players.signals import sequence_card, signal_discard, signal_follow, signalling_model
 from core.variant import Variant
 
