@@ -47,4 +47,4 @@ def run_of(card: int, hand: CardSet, others: CardSet) -> CardSet:
 def same_choice(a: int, b: int, hand: CardSet, live: CardSet) -> bool:
     """Whether playing ``a`` or ``b`` from ``hand`` gives away the same thing: one
     run of ``hand`` with the ``live`` cards of the other seats."""
-    return bool(run_of(a, hand, live & ~hand) >> b & 1)
+    return a == b or bool(run_of(a, hand, live & ~hand) >> b & 1)
