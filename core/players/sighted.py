@@ -4,22 +4,25 @@ cards of the real deal, never offered at a table.
 The oracle (:mod:`.oracle`) is shown every hand and plays double dummy. This player
 searches exactly as hard does but its sampled deals hold the real cards of the seats
 it is shown (``sighted``: 1 its partner's hand, 2 both opponents', 3 only which
-aces, kings and queens its partner holds), so what it gains over hard bounds what
+aces, kings and queens its partner holds, 4 only its partner's trumps, 5 only which
+aces its partner holds), so what it gains over hard bounds what
 perfect understanding with the partner (signals), or perfect reading of the
 opponents (inference), could be worth to hard's search.
 """
 
 from __future__ import annotations
 
-from ..cards import FULL_DECK, CardSet
+from ..cards import FULL_DECK, SUIT_MASKS, CardSet
 from ..match import Match, SeatView
 from .hard import HardPlayer
 from .knowledge import Knowledge
 
-__all__ = ["HONOURS", "SightedHardPlayer"]
+__all__ = ["ACES", "HONOURS", "SightedHardPlayer"]
 
 #: Every ace, king and queen.
 HONOURS: CardSet = sum(0b1110000000000 << (13 * suit) for suit in range(4))
+#: Every ace.
+ACES: CardSet = sum(1 << (13 * suit + 12) for suit in range(4))
 
 
 class _Shown(Knowledge):
@@ -38,7 +41,8 @@ class SightedHardPlayer(HardPlayer):
 
     name = "sighted"
     #: 1: the partner's hand; 2: both opponents' hands; 3: which aces, kings and
-    #: queens the partner holds (and so that the opponents hold the others).
+    #: queens the partner holds (and so that the opponents hold the others); 4: the
+    #: partner's trumps; 5: which aces the partner holds.
     sighted = 1
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
@@ -55,7 +59,8 @@ class SightedHardPlayer(HardPlayer):
             return super()._knowledge(view)
         me = view.seat
         partner = (me + 2) % 4
-        if self.sighted == 3:
-            return _Shown(view, {partner: (m.hands[partner] & HONOURS, HONOURS)})
+        among = {3: HONOURS, 4: SUIT_MASKS[int(view.trump or 0)], 5: ACES}.get(self.sighted)
+        if among is not None:
+            return _Shown(view, {partner: (m.hands[partner] & among, among)})
         seats = [partner] if self.sighted == 1 else [(me + 1) % 4, (me + 3) % 4]
         return _Shown(view, {s: (m.hands[s], FULL_DECK) for s in seats})

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+from core.cards import SUIT_MASKS
 from core.match import Match
 from core.players import ARENA_LEVELS, LEVELS, make_player
 from core.players.search import view_sample
-from core.players.sighted import HONOURS
+from core.players.sighted import ACES, HONOURS
 from core.variant import Variant
 
 from .helpers import played
@@ -48,7 +51,9 @@ def test_samples_hold_the_shown_hands_and_deal_the_rest() -> None:
             assert differs  # the opponents' cards are still guessed
 
 
-def test_shown_the_partners_honours_the_others_hold_the_rest_of_them() -> None:
+@pytest.mark.parametrize("sighted", [3, 4, 5])
+def test_shown_some_of_the_partners_cards_the_others_hold_the_rest_of_them(sighted: int) -> None:
+    """3: its aces, kings and queens; 4: its trumps; 5: its aces."""
     rng = random.Random(5)
     for seed, plays in [(21, 3), (22, 11), (23, 18), (24, 26)]:
         m = _mid_hand(seed, plays)
@@ -56,16 +61,17 @@ def test_shown_the_partners_honours_the_others_hold_the_rest_of_them() -> None:
         partner, opponents = (me + 2) % 4, [(me + 1) % 4, (me + 3) % 4]
         view = m.view(me)
         player = make_player("hard-sighted", seed=1, time_budget=0.05)
-        player.sighted = 3
+        player.sighted = sighted
         player.see(m)
+        among = {3: HONOURS, 4: SUIT_MASKS[int(m.trump)], 5: ACES}[sighted]
         know = player._knowledge(view)
         differs = 0
         for _ in range(20):
             hands = view_sample(view, know, rng)
             assert hands[me] == m.hands[me]
-            assert hands[partner] & HONOURS == m.hands[partner] & HONOURS
-            theirs = (m.hands[opponents[0]] | m.hands[opponents[1]]) & HONOURS
-            assert (hands[opponents[0]] | hands[opponents[1]]) & HONOURS == theirs
+            assert hands[partner] & among == m.hands[partner] & among
+            theirs = (m.hands[opponents[0]] | m.hands[opponents[1]]) & among
+            assert (hands[opponents[0]] | hands[opponents[1]]) & among == theirs
             for s in range(4):
                 assert hands[s].bit_count() == m.hands[s].bit_count()
             differs += hands[partner] != m.hands[partner]
