@@ -148,6 +148,8 @@ def view_sample(view: SeatView, know: Knowledge, rng, prefer_trump: bool = True)
     fixed = None
     if getattr(know, "shown", None):
         fixed, unseen, prefer = _deal_shown(know, sizes, unseen, prefer, rng)
+    elif getattr(know, "lengths", None):
+        fixed, unseen, prefer = _deal_lengths(know, sizes, unseen, prefer, rng)
     good = 0
     if view.variant.players == 2 and view.trump is not None:
         # The opponent kept trump and high cards from the draw.
@@ -195,6 +197,23 @@ def _deal_shown(know: Knowledge, sizes: list[int], unseen: CardSet, prefer, rng)
             fixed[t] |= 1 << c
             sizes[t] -= 1
             unseen &= ~(1 << c)
+    return fixed, unseen, prefer
+
+
+def _deal_lengths(know: Knowledge, sizes: list[int], unseen: CardSet, prefer, rng):
+    """A diagnostic's (:mod:`.sighted`) ``know.lengths``: seat s holds
+    ``lengths[s][u]`` cards of suit u, dealt to it at random among the unseen ones
+    (as :func:`_deal_shown`)."""
+    lengths: dict[int, tuple[int, ...]] = know.lengths  # type: ignore[attr-defined]
+    fixed = [0] * len(sizes)
+    for s, counts in lengths.items():
+        for suit, k in enumerate(counts):
+            for c in rng.sample(list(cards_in(unseen & SUIT_MASKS[suit])), k):
+                fixed[s] |= 1 << c
+        sizes[s] -= fixed[s].bit_count()
+        unseen &= ~fixed[s]
+        if prefer is not None and prefer[0] == s:
+            prefer = None
     return fixed, unseen, prefer
 
 

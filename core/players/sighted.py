@@ -5,7 +5,7 @@ The oracle (:mod:`.oracle`) is shown every hand and plays double dummy. This pla
 searches exactly as hard does but its sampled deals hold the real cards of the seats
 it is shown (``sighted``: 1 its partner's hand, 2 both opponents', 3 only which
 aces, kings and queens its partner holds, 4 only its partner's trumps, 5 only which
-aces its partner holds), so what it gains over hard bounds what
+aces its partner holds, 6 only how many cards of each suit its partner holds), so what it gains over hard bounds what
 perfect understanding with the partner (signals), or perfect reading of the
 opponents (inference), could be worth to hard's search.
 """
@@ -28,12 +28,19 @@ ACES: CardSet = sum(1 << (13 * suit + 12) for suit in range(4))
 class _Shown(Knowledge):
     """A seat's knowledge plus the current hands of the seats it is shown."""
 
-    __slots__ = ("shown",)
+    __slots__ = ("lengths", "shown")
 
-    def __init__(self, view: SeatView, shown: dict[int, tuple[CardSet, CardSet]]) -> None:
+    def __init__(
+        self,
+        view: SeatView,
+        shown: dict[int, tuple[CardSet, CardSet]],
+        lengths: dict[int, tuple[int, ...]] | None = None,
+    ) -> None:
         super().__init__(view)
         #: seat -> (the cards it holds of ``among``, ``among``): :func:`.search.view_sample`.
         self.shown = shown
+        #: seat -> how many cards of each suit it holds.
+        self.lengths = lengths
 
 
 class SightedHardPlayer(HardPlayer):
@@ -42,7 +49,8 @@ class SightedHardPlayer(HardPlayer):
     name = "sighted"
     #: 1: the partner's hand; 2: both opponents' hands; 3: which aces, kings and
     #: queens the partner holds (and so that the opponents hold the others); 4: the
-    #: partner's trumps; 5: which aces the partner holds.
+    #: partner's trumps; 5: which aces the partner holds; 6: how many cards of each
+    #: suit the partner holds.
     sighted = 1
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
@@ -59,6 +67,10 @@ class SightedHardPlayer(HardPlayer):
             return super()._knowledge(view)
         me = view.seat
         partner = (me + 2) % 4
+        if self.sighted == 6:
+            held = m.hands[partner]
+            counts = tuple((held & SUIT_MASKS[u]).bit_count() for u in range(4))
+            return _Shown(view, {}, {partner: counts})
         among = {3: HONOURS, 4: SUIT_MASKS[int(view.trump or 0)], 5: ACES}.get(self.sighted)
         if among is not None:
             return _Shown(view, {partner: (m.hands[partner] & among, among)})

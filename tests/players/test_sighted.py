@@ -78,6 +78,31 @@ def test_shown_some_of_the_partners_cards_the_others_hold_the_rest_of_them(sight
         assert differs  # the partner's other cards are still guessed
 
 
+def test_shown_the_partners_lengths_its_suits_are_dealt_to_them() -> None:
+    rng = random.Random(6)
+    for seed, plays in [(31, 3), (32, 11), (33, 18), (34, 26)]:
+        m = _mid_hand(seed, plays)
+        me = m.turn
+        partner = (me + 2) % 4
+        view = m.view(me)
+        player = make_player("hard-sighted", seed=1, time_budget=0.05)
+        player.sighted = 6
+        player.see(m)
+        know = player._knowledge(view)
+        differs = 0
+        for _ in range(20):
+            hands = view_sample(view, know, rng)
+            assert hands[me] == m.hands[me]
+            for u in range(4):
+                suit = SUIT_MASKS[u]
+                assert (hands[partner] & suit).bit_count() == (m.hands[partner] & suit).bit_count()
+            for s in range(4):
+                assert hands[s].bit_count() == m.hands[s].bit_count()
+            assert sum(hands).bit_count() == sum(h.bit_count() for h in hands)  # disjoint
+            differs += hands[partner] != m.hands[partner]
+        assert differs  # which cards of each suit is still guessed
+
+
 def test_unshown_it_samples_as_hard_does() -> None:
     m = _mid_hand(15, 10)
     view = m.view(m.turn)
