@@ -103,8 +103,8 @@ class HardSettings:
     #: 4 players: weigh a sampled deal by how likely the hakem was to name trump
     #: from the hand it gives the hakem (:mod:`.trump_prior`), raised to this power
     #: (0: off; one trump put in the hakem's hand first). It takes away the sampled
-    #: deals' bias in the hakem's trumps in the first three tricks (-0.14 to +0.06
-    #: cards) but not their spread, places +0.10 (SE 0.06) points more of the hidden
+    #: deals' bias in the hakem's trumps in the first three tricks (-0.19 to -0.01
+    #: cards) but not their spread (1.44 cards), places +0.10 (SE 0.06) points more of the hidden
     #: cards right, and played -0.5 points (SE 0.8) over 1,000 fresh pairs against
     #: the yardstick: off (RESULTS.md, "Issue 25, seventeenth session").
     trump_prior = 0.0
