@@ -286,3 +286,85 @@ def test_the_inference_reads_the_partners_run_by_the_signal() -> None:
     moved[holder] &= ~spare
     moved[leader] |= spare
     assert read.likelihood(moved) == 1.0
+
+
+def test_a_spot_is_led_low_from_three_and_high_from_two() -> None:
+    from core.players.signals import length_lead, length_lead_kept
+
+    three = _m("9♠", "5♠", "3♠", "4♥")
+    near = _m("9♠", "5♠", "3♠")
+    assert length_lead(parse_card("9♠"), three, near) == parse_card("3♠")
+    # only the cards the search finds as good: the 3 is not among them
+    assert length_lead(parse_card("9♠"), three, _m("9♠", "5♠")) == parse_card("5♠")
+    two = _m("9♠", "5♠", "4♥")
+    assert length_lead(parse_card("5♠"), two, _m("9♠", "5♠")) == parse_card("9♠")
+    honours = _m("K♠", "5♠", "3♠")
+    assert length_lead(parse_card("K♠"), honours, honours) == parse_card("K♠")
+    # the partner's leads, read
+    unseen = ((1 << 52) - 1) & ~three
+    assert length_lead_kept(parse_card("3♠"), three, unseen)
+    assert not length_lead_kept(parse_card("9♠"), three, unseen)
+    assert length_lead_kept(parse_card("9♠"), two, ((1 << 52) - 1) & ~two)
+    assert not length_lead_kept(parse_card("5♠"), two, ((1 << 52) - 1) & ~two)
+    assert length_lead_kept(parse_card("K♠"), honours, ((1 << 52) - 1) & ~honours)
+    # a lower card of the led card's own run is the same lead
+    run = _m("6♠", "5♠", "2♠")
+    assert not length_lead_kept(parse_card("6♠"), run, ((1 << 52) - 1) & ~run)
+    # once the 4 and 3 are played, 6 5 2 is one run: leading the 6 is leading the 2
+    assert length_lead_kept(parse_card("6♠"), run, ((1 << 52) - 1) & ~run & ~_m("4♠", "3♠"))
+
+
+def test_hard_leads_by_the_length_signal(monkeypatch) -> None:
+    """Every card scored the same: with ``length_signals`` a spot lead is the lowest
+    spot of the suit from three or more, the highest from two, and the inference's
+    check agrees with every lead made."""
+    from core.players.signals import SPOTS, length_lead_kept
+
+    _equal_scores(monkeypatch)
+    checked = short = 0
+    for view in _views(range(770, 800)):
+        if view.trick or len(view.legal) < 2:
+            continue
+        know = Knowledge(view)
+        p = HardPlayer(seed=1, time_budget=30.0)
+        p.length_signals = True
+        card = p.act(view).card
+        held = know.hand & SUIT_MASKS[card // 13]
+        if SPOTS >> card & 1:
+            spots = held & SPOTS
+            lowest, highest = (spots & -spots).bit_length() - 1, spots.bit_length() - 1
+            expected = lowest if held.bit_count() >= 3 else highest
+            # a card of the same run is the same lead (to double dummy and to the reader)
+            assert same_choice(card, expected, know.hand, know.unseen | know.hand)
+            short += held.bit_count() == 2
+        assert length_lead_kept(card, know.hand, know.unseen)
+        checked += 1
+    assert checked >= 20 and short >= 1
+
+
+def test_the_inference_reads_the_partners_lead_by_the_length_signal() -> None:
+    """After the partner's lead, a deal weighs ``surprise_length`` less exactly when
+    the lead breaks the signal from the hand the deal gives the partner."""
+    from core.players.inference import Plays
+    from core.players.signals import LengthModel, length_lead_kept
+
+    kept = broken = 0
+    for seed in range(800, 840):  # leads at random, so that some break the signal
+        m = played(Variant.four(), seed, 1, make_player("random", seed=seed))
+        leader, card = m.trick[0]
+        me = (leader + 2) % 4
+        view = m.view(me)
+        surprise = tuple(1.0 if s == me else 0.5 for s in range(4))
+        plain = Plays(view, surprise, rule_card)
+        read = Plays(view, surprise, LengthModel(rule_card, leader, 0.25))
+        real = list(m.hands)
+        ratio = read.likelihood(real) / plain.likelihood(real)
+        live = 0
+        for h in real:
+            live |= h
+        hand = real[leader] | 1 << card
+        ok = length_lead_kept(card, hand, (live | 1 << card) & ~hand)
+        assert ratio == (1.0 if ok else 0.25)
+        kept += ok
+        broken += not ok
+    assert kept and broken
