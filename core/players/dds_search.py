@@ -28,7 +28,7 @@ from .knowledge import Knowledge
 from .particles import DealPool, hand_key
 from .policies import policy
 from .search import SearchMatch, hand_value, playout, settled
-from .signals import LengthModel, SequenceModel, signalling_model
+from .signals import SequenceModel, signalling_model
 
 __all__ = ["DdsSearch"]
 
@@ -142,8 +142,6 @@ class DdsSearch:
             model = signalling_model(model, (me + 2) % 4, st.signal_counts)
         if st.sequence_signals:
             model = SequenceModel(model, (me + 2) % 4, st.surprise_sequence)
-        if st.length_signals:
-            model = LengthModel(model, (me + 2) % 4, st.surprise_length)
         weight_playouts = st.playout_weight if view.trick or st.lead_playouts else 0.0
         totals = dict.fromkeys(cards, 0.0)
         rows: list[tuple[float, dict[Card, float]]] = []

@@ -44,9 +44,9 @@ from .knowledge import Knowledge
 from .playout_search import playout_scores
 from .policies import policy
 from .rules import RulePlayer, state_from_view
-from .runs import run_of, same_choice
+from .runs import same_choice
 from .search import distinct_cards
-from .signals import length_lead, sequence_card, signal_discard, signal_follow
+from .signals import sequence_card, signal_discard, signal_follow
 from .solver import dds
 from .trump_search import search_trump
 
@@ -143,14 +143,9 @@ class HardPlayer(HardSettings, RulePlayer):
                     # as good as a card the search chose, and to the partner's
                     # reading (:mod:`.inference`) the same card as it
                     return signal
-        chosen = rule if rule in good else min(good, key=lambda c: (c % 13, c))
-        if self.length_signals and not view.trick and view.variant.players == 4:
-            near = 0
-            for c in distinct:
-                if means[c] >= best - self.signal_tolerance - 1e-9:
-                    near |= run_of(c, know.hand, know.unseen)
-            return length_lead(chosen, know.hand, near)
-        return chosen
+        if rule in good:
+            return rule
+        return min(good, key=lambda c: (c % 13, c))
 
     # ---------------------------------------------- trump, draws, discards, bids
 

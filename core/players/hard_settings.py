@@ -100,14 +100,6 @@ class HardSettings:
     #: ... the factor for each play of the partner's that breaks it (soft: people
     #: play their runs by other habits).
     surprise_sequence = 0.3
-    #: 4 players: lead by the length signal (:func:`.signals.length_lead`): among the
-    #: spot cards of the led suit the search finds as good (within
-    #: ``signal_tolerance``), the lowest from three or more, the highest from two;
-    #: and read the partner's leads so, a lead that breaks it weighing a deal by
-    #: ``surprise_length``. Shown its partner's lengths hard wins 3.6 points more
-    #: (RESULTS.md, "Issue 25, seventeenth session").
-    length_signals = False
-    surprise_length = 0.3
     #: 4 players: weigh a sampled deal by how likely the hakem was to name trump
     #: from the hand it gives the hakem (:mod:`.trump_prior`), raised to this power
     #: (0: off; one trump put in the hakem's hand first). It takes away the sampled

@@ -26,7 +26,7 @@ from .knowledge import Knowledge
 from .rules import PlayState, rule_card
 from .runs import same_choice
 from .search import view_sample
-from .signals import length_lead_kept, sequence_card
+from .signals import sequence_card
 from .trump_prior import choice_weight
 
 __all__ = ["Plays", "play_likelihood", "unseen_by_others", "weighted_deal"]
@@ -67,8 +67,6 @@ class Plays:
 
     __slots__ = (
         "_judged",
-        "_length_surprise",
-        "_lengths",
         "_n",
         "_policy",
         "_prior",
@@ -100,8 +98,6 @@ class Plays:
         self._sequences = (
             getattr(policy, "sequence_seat", -1) if self._sequence_surprise < 1 else -1
         )
-        self._length_surprise = getattr(policy, "length_surprise", 1.0)
-        self._lengths = getattr(policy, "length_seat", -1) if self._length_surprise < 1 else -1
         n = self._n = len(view.hand_sizes)
         plays_by_trick = [t.plays for t in view.tricks]
         if view.trick:
@@ -182,8 +178,6 @@ class Plays:
                 continue
             live = base | rest
             others = live & ~h
-            if s == self._lengths and not trick and not length_lead_kept(c, h, others):
-                weight *= self._length_surprise
             if s == self._sequences and sequence_card(c, h, others, not trick) != c:
                 weight *= self._sequence_surprise
                 continue

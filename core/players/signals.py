@@ -30,10 +30,7 @@ from .rules import PlayState
 from .runs import run_of
 
 __all__ = [
-    "LengthModel",
     "SequenceModel",
-    "length_lead",
-    "length_lead_kept",
     "sequence_card",
     "signal_discard",
     "signal_follow",
@@ -139,58 +136,6 @@ class SequenceModel:
         self.model = model
         self.sequence_seat = partner
         self.sequence_surprise = surprise
-
-    def __call__(self, st: PlayState) -> Card:
-        return self.model(st)
-
-
-#: The 2 to the 10 of each suit: the cards a lead may choose among to tell length.
-SPOTS: CardSet = sum(0b111111111 << (13 * suit) for suit in range(4))
-
-
-def length_lead(card: Card, hand: CardSet, near: CardSet) -> Card:
-    """The length signal on a lead (``length_signals``): of the spot cards of the
-    led suit that the search finds as good as ``card`` (``near``), the lowest from
-    three cards or more in the suit, the highest from two. An honour led, or a
-    lead with no such choice, is left as it is."""
-    if not SPOTS >> card & 1:
-        return card
-    suit = SUIT_MASKS[card // 13]
-    options = near & suit & SPOTS & hand | 1 << card
-    if (hand & suit).bit_count() >= 3:
-        return (options & -options).bit_length() - 1  # type: ignore[return-value]
-    return options.bit_length() - 1  # type: ignore[return-value]
-
-
-def length_lead_kept(card: Card, hand: CardSet, others: CardSet) -> bool:
-    """Whether a partner who holds ``hand`` (``card`` included) and led the spot
-    ``card`` kept the length signal: from three or more, nothing lower in the suit
-    but cards of its run (``others``: the cards it could not see); from two, not
-    the lower of two spots apart. Honours led say nothing."""
-    if not SPOTS >> card & 1:
-        return True
-    suit = SUIT_MASKS[card // 13]
-    held = hand & suit
-    run = run_of(card, hand, others)
-    below = held & SPOTS & ((1 << card) - 1) & ~run
-    if held.bit_count() >= 3:
-        return not below
-    above = held & SPOTS & ~((2 << card) - 1) & ~run
-    return not above
-
-
-class LengthModel:
-    """A model of the others' play whose ``length_seat`` (the partner) also leads by
-    the length signal (:func:`length_lead`): the inference weighs a deal by
-    ``length_surprise`` for each lead of the partner's that breaks it there
-    (:func:`length_lead_kept`)."""
-
-    __slots__ = ("length_seat", "length_surprise", "model")
-
-    def __init__(self, model: Callable[[PlayState], Card], partner: int, surprise: float) -> None:
-        self.model = model
-        self.length_seat = partner
-        self.length_surprise = surprise
 
     def __call__(self, st: PlayState) -> Card:
         return self.model(st)
