@@ -14,7 +14,9 @@ are scored: the share of the other seats' hidden cards each one puts in the righ
 hand, weighted as the search weighs them; and, at the decisions of the hakem's
 partner and opponents in the first three tricks, how many trumps the deals give the
 hakem against how many it holds (the mean difference and its root mean square,
-weighted likewise). Shown how many cards of each suit its partner holds, hard
+weighted likewise); and the share of the scored deals that count (Kish's
+effective sample size over the distinct deals: the pool draws a deal again in
+proportion to its weight). Shown how many cards of each suit its partner holds, hard
 wins 3.6 points more (RESULTS.md, "seventeenth session"), so the error in the
 partner's suit lengths is printed too: the root mean square, over the four suits,
 of the deals' length minus the real one. The variants see the same positions, so
@@ -69,6 +71,20 @@ def _partner_lengths(noted, real: list[int], me: int) -> float | None:
     return sq / sw if sw else None
 
 
+def _effective(noted) -> float | None:
+    """The share of the scored deals that count: Kish's effective sample size,
+    (sum of weights)² / sum of squared weights, over the distinct deals (a deal
+    drawn again from the pool adds its weight to its first draw's), per deal
+    scored."""
+    by_deal: dict[tuple, float] = {}
+    for w, hands in noted:
+        key = tuple(hands)
+        by_deal[key] = by_deal.get(key, 0.0) + w
+    sw = sum(by_deal.values())
+    sq = sum(w * w for w in by_deal.values())
+    return sw * sw / sq / len(noted) if sq else None
+
+
 def _hakem_trumps(noted, real: list[int], hakem: int, trump: int) -> tuple[float, float] | None:
     """The weighted mean of (the hakem's trumps in a noted deal − its real ones),
     and of its square."""
@@ -113,6 +129,7 @@ def main() -> None:
     late: dict[str, list[float]] = {name: [] for name, _ in variants}
     trumps: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
     lengths: dict[str, list[float]] = {name: [] for name, _ in variants}
+    effective: dict[str, list[float]] = {name: [] for name, _ in variants}
     cpu: dict[str, float] = dict.fromkeys(scores, 0.0)
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[0]
@@ -138,7 +155,7 @@ def main() -> None:
             seat = m.turn
             view = m.view(seat)
             if m.phase is Phase.PLAY and (view.tricks or view.trick) and len(view.legal) > 1:
-                row, part, held, shape = {}, {}, {}, {}
+                row, part, held, shape, ess = {}, {}, {}, {}, {}
                 for name, _ in variants:
                     p = hards[name][seat]
                     p.dds_search.noted = []
@@ -148,6 +165,7 @@ def main() -> None:
                     row[name] = _accuracy(p.dds_search.noted, m.hands, seat)
                     part[name] = _accuracy(p.dds_search.noted, m.hands, seat, (2,))
                     shape[name] = _partner_lengths(p.dds_search.noted, m.hands, seat)
+                    ess[name] = _effective(p.dds_search.noted)
                     if seat != view.hakem and len(view.tricks) < 3:
                         held[name] = _hakem_trumps(
                             p.dds_search.noted, m.hands, view.hakem, int(view.trump)
@@ -157,6 +175,7 @@ def main() -> None:
                         scores[name].append(v)
                         partner[name].append(part[name])
                         lengths[name].append(shape[name])
+                        effective[name].append(ess[name])
                         if len(view.tricks) >= 6:
                             late[name].append(v)
                 if held and all(v is not None for v in held.values()):
@@ -192,6 +211,11 @@ def main() -> None:
             f" {math.sqrt(sum(lengths[name]) / n / 4):.3f} cards a suit;"
             f" mean squared error summed over the suits minus {first}:"
             f" {mean_d:+.3f} (SE {sd / math.sqrt(n):.3f})"
+        )
+    for name, _ in variants:
+        print(
+            f"  {name:10s} deals that count (Kish's effective sample size over the distinct"
+            f" deals, per deal scored): {100 * sum(effective[name]) / n:.1f}% at the mean"
         )
     t = len(trumps[first])
     for name, _ in variants:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.deal_accuracy import _accuracy, _hakem_trumps, _partner_lengths
+from benchmarks.deal_accuracy import _accuracy, _effective, _hakem_trumps, _partner_lengths
 
 SUIT = 0x1FFF
 
@@ -41,3 +41,12 @@ def test_cards_placed_right_counts_the_hidden_cards_of_the_other_seats() -> None
     assert _accuracy([(1.0, real)], real, 0) == 1.0
     assert math.isclose(_accuracy([(1.0, swapped)], real, 0), 13 / 39)
     assert _accuracy([(1.0, swapped)], real, 0, (2,)) == 1.0  # the partner's
+
+
+def test_deals_that_count() -> None:
+    a, b = [1, 2, 3, 4], [4, 3, 2, 1]
+    assert _effective([(2.0, a), (2.0, b)]) == 1.0
+    assert _effective([(1.0, a), (0.0, b), (0.0, [5]), (0.0, [6])]) == 0.25
+    # the same deal drawn twice counts once, with both weights
+    assert _effective([(1.0, a), (1.0, a)]) == 0.5
+    assert _effective([(0.0, a)]) is None
