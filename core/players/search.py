@@ -145,11 +145,12 @@ def view_sample(view: SeatView, know: Knowledge, rng, prefer_trump: bool = True)
         if shown < 2:
             prefer = (hakem, int(view.trump))
     unseen = know.unseen
+    voids = know.voids
     fixed = None
     if getattr(know, "shown", None):
         fixed, unseen, prefer = _deal_shown(know, sizes, unseen, prefer, rng)
     elif getattr(know, "lengths", None):
-        fixed, unseen, prefer = _deal_lengths(know, sizes, unseen, prefer, rng)
+        fixed, unseen, prefer, voids = _deal_lengths(know, sizes, unseen, prefer, rng)
     good = 0
     if view.variant.players == 2 and view.trump is not None:
         # The opponent kept trump and high cards from the draw.
@@ -162,7 +163,7 @@ def view_sample(view: SeatView, know: Knowledge, rng, prefer_trump: bool = True)
         know.hand,
         unseen,
         sizes,
-        know.voids,
+        voids,
         prefer,
         good=good,
         good_weight=2.0,
@@ -201,20 +202,25 @@ def _deal_shown(know: Knowledge, sizes: list[int], unseen: CardSet, prefer, rng)
 
 
 def _deal_lengths(know: Knowledge, sizes: list[int], unseen: CardSet, prefer, rng):
-    """A diagnostic's (:mod:`.sighted`) ``know.lengths``: seat s holds
-    ``lengths[s][u]`` cards of suit u, dealt to it at random among the unseen ones
-    (as :func:`_deal_shown`)."""
-    lengths: dict[int, tuple[int, ...]] = know.lengths  # type: ignore[attr-defined]
+    """A diagnostic's (:mod:`.sighted`) ``know.lengths``: seat s holds between
+    ``lengths[s][u]`` = (low, high) cards of suit u. ``low`` of them are dealt to it
+    at random among the unseen ones, and a suit whose ``low`` is its ``high`` is
+    closed to it for the rest of the deal (as a void). Returns what
+    :func:`_deal_shown` does, and the voids to deal the rest by."""
+    lengths: dict[int, tuple[tuple[int, int], ...]] = know.lengths  # type: ignore[attr-defined]
     fixed = [0] * len(sizes)
-    for s, counts in lengths.items():
-        for suit, k in enumerate(counts):
-            for c in rng.sample(list(cards_in(unseen & SUIT_MASKS[suit])), k):
+    voids = list(know.voids)
+    for s, ranges in lengths.items():
+        for suit, (low, high) in enumerate(ranges):
+            for c in rng.sample(list(cards_in(unseen & SUIT_MASKS[suit])), low):
                 fixed[s] |= 1 << c
+            if low == high:
+                voids[s] |= 1 << suit
         sizes[s] -= fixed[s].bit_count()
         unseen &= ~fixed[s]
         if prefer is not None and prefer[0] == s:
             prefer = None
-    return fixed, unseen, prefer
+    return fixed, unseen, prefer, voids
 
 
 # ------------------------------------------------------------ engine search

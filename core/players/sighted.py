@@ -5,7 +5,8 @@ The oracle (:mod:`.oracle`) is shown every hand and plays double dummy. This pla
 searches exactly as hard does but its sampled deals hold the real cards of the seats
 it is shown (``sighted``: 1 its partner's hand, 2 both opponents', 3 only which
 aces, kings and queens its partner holds, 4 only its partner's trumps, 5 only which
-aces its partner holds, 6 only how many cards of each suit its partner holds), so what it gains over hard bounds what
+aces its partner holds, 6 only how many cards of each suit its partner holds, 7
+only which suits it holds at most one card of, and how many), so what it gains over hard bounds what
 perfect understanding with the partner (signals), or perfect reading of the
 opponents (inference), could be worth to hard's search.
 """
@@ -34,12 +35,12 @@ class _Shown(Knowledge):
         self,
         view: SeatView,
         shown: dict[int, tuple[CardSet, CardSet]],
-        lengths: dict[int, tuple[int, ...]] | None = None,
+        lengths: dict[int, tuple[tuple[int, int], ...]] | None = None,
     ) -> None:
         super().__init__(view)
         #: seat -> (the cards it holds of ``among``, ``among``): :func:`.search.view_sample`.
         self.shown = shown
-        #: seat -> how many cards of each suit it holds.
+        #: seat -> how many cards of each suit it holds, (at least, at most).
         self.lengths = lengths
 
 
@@ -50,7 +51,8 @@ class SightedHardPlayer(HardPlayer):
     #: 1: the partner's hand; 2: both opponents' hands; 3: which aces, kings and
     #: queens the partner holds (and so that the opponents hold the others); 4: the
     #: partner's trumps; 5: which aces the partner holds; 6: how many cards of each
-    #: suit the partner holds.
+    #: suit the partner holds; 7: which suits it holds at most one card of (and so
+    #: that it holds two or more of the others).
     sighted = 1
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
@@ -67,10 +69,11 @@ class SightedHardPlayer(HardPlayer):
             return super()._knowledge(view)
         me = view.seat
         partner = (me + 2) % 4
-        if self.sighted == 6:
+        if self.sighted in (6, 7):
             held = m.hands[partner]
-            counts = tuple((held & SUIT_MASKS[u]).bit_count() for u in range(4))
-            return _Shown(view, {}, {partner: counts})
+            counts = [(held & SUIT_MASKS[u]).bit_count() for u in range(4)]
+            ranges = tuple((k, k) if self.sighted == 6 or k <= 1 else (2, 13) for k in counts)
+            return _Shown(view, {}, {partner: ranges})
         among = {3: HONOURS, 4: SUIT_MASKS[int(view.trump or 0)], 5: ACES}.get(self.sighted)
         if among is not None:
             return _Shown(view, {partner: (m.hands[partner] & among, among)})

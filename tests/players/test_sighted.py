@@ -78,15 +78,19 @@ def test_shown_some_of_the_partners_cards_the_others_hold_the_rest_of_them(sight
         assert differs  # the partner's other cards are still guessed
 
 
-def test_shown_the_partners_lengths_its_suits_are_dealt_to_them() -> None:
+@pytest.mark.parametrize("sighted", [6, 7])
+def test_shown_the_partners_lengths_its_suits_are_dealt_to_them(sighted: int) -> None:
+    """6: every suit's length; 7: only which suits it holds at most one card of
+    (and how many), so the others hold two or more."""
     rng = random.Random(6)
+    varied = 0
     for seed, plays in [(31, 3), (32, 11), (33, 18), (34, 26)]:
         m = _mid_hand(seed, plays)
         me = m.turn
         partner = (me + 2) % 4
         view = m.view(me)
         player = make_player("hard-sighted", seed=1, time_budget=0.05)
-        player.sighted = 6
+        player.sighted = sighted
         player.see(m)
         know = player._knowledge(view)
         differs = 0
@@ -95,7 +99,13 @@ def test_shown_the_partners_lengths_its_suits_are_dealt_to_them() -> None:
             assert hands[me] == m.hands[me]
             for u in range(4):
                 suit = SUIT_MASKS[u]
-                assert (hands[partner] & suit).bit_count() == (m.hands[partner] & suit).bit_count()
+                k = (hands[partner] & suit).bit_count()
+                real = (m.hands[partner] & suit).bit_count()
+                if sighted == 6 or real <= 1:
+                    assert k == real
+                else:
+                    assert k >= 2
+                    varied += k != real
             for s in range(4):
                 assert hands[s].bit_count() == m.hands[s].bit_count()
             assert (hands[0] | hands[1] | hands[2] | hands[3]).bit_count() == sum(
@@ -103,6 +113,8 @@ def test_shown_the_partners_lengths_its_suits_are_dealt_to_them() -> None:
             )  # no card in two hands
             differs += hands[partner] != m.hands[partner]
         assert differs  # which cards of each suit is still guessed
+    # with 7 the lengths of the longer suits are guessed
+    assert (varied > 0) is (sighted == 7)
 
 
 def test_unshown_it_samples_as_hard_does() -> None:
