@@ -30,6 +30,7 @@ import math
 import time
 
 from core.arena import parse_settings, tuned
+from core.cards import SUIT_MASKS
 from core.match import Match, Phase
 from core.players import make_player
 from core.variant import Variant
@@ -61,12 +62,13 @@ def _partner_lengths(noted, real: list[int], me: int) -> float | None:
     """The weighted mean, over the noted deals, of the squared error in the
     partner's length of each suit (summed over the suits)."""
     partner = (me + 2) % 4
-    held = [(real[partner] >> (13 * u) & 0x1FFF).bit_count() for u in range(4)]
+    held = [(real[partner] & suit).bit_count() for suit in SUIT_MASKS]
     sw = sq = 0.0
     for w, hands in noted:
         sw += w
         sq += w * sum(
-            ((hands[partner] >> (13 * u) & 0x1FFF).bit_count() - held[u]) ** 2 for u in range(4)
+            ((hands[partner] & suit).bit_count() - k) ** 2
+            for suit, k in zip(SUIT_MASKS, held, strict=True)
         )
     return sq / sw if sw else None
 
@@ -88,7 +90,7 @@ def _effective(noted) -> float | None:
 def _hakem_trumps(noted, real: list[int], hakem: int, trump: int) -> tuple[float, float] | None:
     """The weighted mean of (the hakem's trumps in a noted deal − its real ones),
     and of its square."""
-    suit = 0x1FFF << (13 * trump)
+    suit = SUIT_MASKS[trump]
     held = (real[hakem] & suit).bit_count()
     sw = bias = sq = 0.0
     for w, hands in noted:
@@ -97,6 +99,15 @@ def _hakem_trumps(noted, real: list[int], hakem: int, trump: int) -> tuple[float
         bias += w * d
         sq += w * d * d
     return (bias / sw, sq / sw) if sw else None
+
+
+def _paired(xs: list[float], base: list[float]) -> tuple[float, float]:
+    """The mean of ``xs`` minus ``base``, decision by decision, and its standard error."""
+    n = len(xs)
+    diffs = [a - b for a, b in zip(xs, base, strict=True)]
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / max(1, n - 1))
+    return mean, sd / math.sqrt(n)
 
 
 def main() -> None:
@@ -192,25 +203,21 @@ def main() -> None:
     )
     for name, _ in variants:
         xs, ls = scores[name], late[name]
-        diffs = [a - b for a, b in zip(xs, scores[first], strict=True)]
-        mean_d = sum(diffs) / n
-        sd = math.sqrt(sum((x - mean_d) ** 2 for x in diffs) / max(1, n - 1))
+        mean_d, se = _paired(xs, scores[first])
         print(
             f"  {name:10s} hidden cards placed right: {100 * sum(xs) / n:5.1f}%"
             f" (tricks 7-13: {100 * sum(ls) / max(1, len(ls)):5.1f}%;"
             f" the partner's: {100 * sum(partner[name]) / n:5.1f}%)"
-            f"  minus {first}: {100 * mean_d:+5.2f} (SE {100 * sd / math.sqrt(n):.2f})"
+            f"  minus {first}: {100 * mean_d:+5.2f} (SE {100 * se:.2f})"
             f"  CPU {1000 * cpu[name] / n:6.1f} ms/decision"
         )
     for name, _ in variants:
-        diffs = [a - b for a, b in zip(lengths[name], lengths[first], strict=True)]
-        mean_d = sum(diffs) / n
-        sd = math.sqrt(sum((x - mean_d) ** 2 for x in diffs) / max(1, n - 1))
+        mean_d, se = _paired(lengths[name], lengths[first])
         print(
             f"  {name:10s} the partner's suit lengths: root mean square error"
             f" {math.sqrt(sum(lengths[name]) / n / 4):.3f} cards a suit;"
             f" mean squared error summed over the suits minus {first}:"
-            f" {mean_d:+.3f} (SE {sd / math.sqrt(n):.3f})"
+            f" {mean_d:+.3f} (SE {se:.3f})"
         )
     for name, _ in variants:
         print(

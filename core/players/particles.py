@@ -153,7 +153,8 @@ class DealPool:
         unlikely, top up with fresh ones (while the clock has spent less than
         ``refill_share`` of its budget, and at least one deal is kept). ``key`` is
         the view's :func:`hand_key`, when the caller chose the pool by it;
-        ``trump_prior``: :class:`.inference.Plays`'."""
+        ``trump_prior`` is passed to :class:`.inference.Plays`, which then weighs a
+        fresh deal by the hakem's trump choice."""
         plays: list[tuple[int, int]] = [p for t in view.tricks for p in t.plays]
         plays.extend(view.trick)
         me = know.seat

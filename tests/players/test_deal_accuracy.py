@@ -7,8 +7,6 @@ import math
 
 from benchmarks.deal_accuracy import _accuracy, _effective, _hakem_trumps, _partner_lengths
 
-SUIT = 0x1FFF
-
 
 def _hand(*counts: int, offset: int = 0) -> int:
     """A hand of ``counts[u]`` cards of each suit u, from rank ``offset`` up."""
