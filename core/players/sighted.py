@@ -6,7 +6,9 @@ searches exactly as hard does but its sampled deals hold the real cards of the s
 it is shown (``sighted``: 1 its partner's hand, 2 both opponents', 3 only which
 aces, kings and queens its partner holds, 4 only its partner's trumps, 5 only which
 aces its partner holds, 6 only how many cards of each suit its partner holds, 7
-only which suits it holds at most one card of, and how many), so what it gains over hard bounds what
+only which suits it holds at most one card of, and how many; 8 and 9 as 6 and 7,
+but each suit only once the partner has played a card of it, as a perfect count
+signal would tell it), so what it gains over hard bounds what
 perfect understanding with the partner (signals), or perfect reading of the
 opponents (inference), could be worth to hard's search.
 """
@@ -52,7 +54,8 @@ class SightedHardPlayer(HardPlayer):
     #: queens the partner holds (and so that the opponents hold the others); 4: the
     #: partner's trumps; 5: which aces the partner holds; 6: how many cards of each
     #: suit the partner holds; 7: which suits it holds at most one card of (and so
-    #: that it holds two or more of the others).
+    #: that it holds two or more of the others); 8, 9: as 6, 7, for the suits the
+    #: partner has played a card of this hand (nothing of the others).
     sighted = 1
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
@@ -69,11 +72,24 @@ class SightedHardPlayer(HardPlayer):
             return super()._knowledge(view)
         me = view.seat
         partner = (me + 2) % 4
-        if self.sighted in (6, 7):
+        if self.sighted in (6, 7, 8, 9):
             held = m.hands[partner]
-            counts = [(held & SUIT_MASKS[u]).bit_count() for u in range(4)]
-            ranges = tuple((k, k) if self.sighted == 6 or k <= 1 else (2, 13) for k in counts)
-            return _Shown(view, {}, {partner: ranges})
+            told = 0b1111
+            if self.sighted >= 8:
+                told = 0
+                for plays in [t.plays for t in view.tricks] + [view.trick]:
+                    for seat, card in plays:
+                        if seat == partner:
+                            told |= 1 << (card // 13)
+            exact = self.sighted in (6, 8)
+            ranges = []
+            for u in range(4):
+                k = (held & SUIT_MASKS[u]).bit_count()
+                if not told >> u & 1:
+                    ranges.append((0, 13))
+                else:
+                    ranges.append((k, k) if exact or k <= 1 else (2, 13))
+            return _Shown(view, {}, {partner: tuple(ranges)})
         among = {3: HONOURS, 4: SUIT_MASKS[int(view.trump or 0)], 5: ACES}.get(self.sighted)
         if among is not None:
             return _Shown(view, {partner: (m.hands[partner] & among, among)})

@@ -117,6 +117,38 @@ def test_shown_the_partners_lengths_its_suits_are_dealt_to_them(sighted: int) ->
     assert (varied > 0) is (sighted == 7)
 
 
+@pytest.mark.parametrize("sighted", [8, 9])
+def test_shown_the_lengths_of_the_suits_the_partner_has_played_only(sighted: int) -> None:
+    """8, 9: as 6, 7 for the suits the partner has played a card of, as a perfect
+    count signal would tell them; the others are guessed."""
+    rng = random.Random(7)
+    guessed = told = 0
+    for seed, plays in [(41, 3), (42, 7), (43, 11), (44, 18)]:
+        m = _mid_hand(seed, plays)
+        me = m.turn
+        partner = (me + 2) % 4
+        view = m.view(me)
+        played = {c // 13 for t in view.tricks for s, c in t.plays if s == partner}
+        played |= {c // 13 for s, c in view.trick if s == partner}
+        player = make_player("hard-sighted", seed=1, time_budget=0.05)
+        player.sighted = sighted
+        player.see(m)
+        know = player._knowledge(view)
+        for _ in range(20):
+            hands = view_sample(view, know, rng)
+            for u in range(4):
+                k = (hands[partner] & SUIT_MASKS[u]).bit_count()
+                real = (m.hands[partner] & SUIT_MASKS[u]).bit_count()
+                if u not in played:
+                    guessed += k != real
+                elif sighted == 8 or real <= 1:
+                    assert k == real
+                    told += 1
+                else:
+                    assert k >= 2
+    assert told and guessed
+
+
 def test_unshown_it_samples_as_hard_does() -> None:
     m = _mid_hand(15, 10)
     view = m.view(m.turn)
