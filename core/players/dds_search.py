@@ -138,8 +138,9 @@ class DdsSearch:
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
         model = policy(st.inference_policy)
-        if st.signal_discards:
-            model = signalling_model(model, (me + 2) % 4, st.signal_counts)
+        if st.signal_discards or st.signal_counts:
+            partner = (me + 2) % 4
+            model = signalling_model(model, partner, int(st.signal_counts), st.signal_discards)
         if st.sequence_signals:
             model = SequenceModel(model, (me + 2) % 4, st.surprise_sequence)
         weight_playouts = st.playout_weight if view.trick or st.lead_playouts else 0.0

@@ -126,16 +126,21 @@ class HardPlayer(HardSettings, RulePlayer):
             means[rule] += prior / math.sqrt(samples)
         best = max(means.values())
         good = [c for c in distinct if means[c] >= best - 1e-9]
-        if self.signal_discards and view.trick and view.variant.players == 4:
+        if (self.signal_discards or self.signal_counts) and view.trick and view.variant.players == 4:
             # cards the search finds as good as the best, within the tolerance
             near = [c for c in distinct if means[c] >= best - self.signal_tolerance - 1e-9]
-            signal = signal_discard(know.hand, mask_of(legal), view.trick[0][1] // 13, view.trump)
+            signal = None
+            if self.signal_discards:
+                led = view.trick[0][1] // 13
+                signal = signal_discard(know.hand, mask_of(legal), led, view.trump)
             if signal is not None:
                 same = [c for c in near if c // 13 == signal // 13]
                 if same:  # the signal costs (almost) nothing to the search
                     return min(same)
             if self.signal_counts:
-                signal = signal_follow(know.hand, mask_of(legal), view.trick, view.trump)
+                signal = signal_follow(
+                    know.hand, mask_of(legal), view.trick, view.trump, int(self.signal_counts)
+                )
                 live = know.unseen | know.hand
                 if signal is not None and any(
                     same_choice(c, signal, know.hand, live) for c in near

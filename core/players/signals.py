@@ -17,7 +17,8 @@ lowest of a worthless suit) do not.
 
 A second signal (``signal_counts``) tells lengths: following suit without taking
 the trick, the highest of the cards that would not win it from an even number of
-cards in the suit, the lowest from an odd number.
+cards in the suit, the lowest from an odd number (style 1), or the highest from a
+doubleton, the lowest from more (style 2).
 """
 
 from __future__ import annotations
@@ -66,12 +67,22 @@ def signal_discard(hand: CardSet, legal: CardSet, led: int, trump: int | None) -
 
 
 def signal_follow(
-    hand: CardSet, legal: CardSet, trick: list[tuple[int, int]] | tuple, trump: int | None
+    hand: CardSet,
+    legal: CardSet,
+    trick: list[tuple[int, int]] | tuple,
+    trump: int | None,
+    style: int = 1,
 ) -> Card | None:
     """The card a seat following suit without taking the trick signals its length
     with (a count signal): of the cards of the suit led that would not win the
-    trick, the highest from an even number of cards in the suit, the lowest from
-    an odd number; None when it cannot follow or has fewer than two such cards."""
+    trick, style 1 the highest from an even number of cards in the suit, the lowest
+    from an odd number; style 2 the highest from two cards (it will be void after
+    one more round), the lowest from more. None when it cannot follow or has fewer
+    than two such cards.
+
+    Parity tells little of a length whose likely values are neighbours (3 or 4
+    cards: the two halves have about the same mean), so style 2 splits where a
+    length matters most to the partner: whether the suit can be ruffed soon."""
     led = trick[0][1] // 13
     suit = legal & SUIT_MASKS[led]
     if not suit:
@@ -82,16 +93,18 @@ def signal_follow(
     ]
     if len(losing) < 2:
         return None
-    even = not (hand & SUIT_MASKS[led]).bit_count() % 2
-    return losing[-1] if even else losing[0]
+    n = (hand & SUIT_MASKS[led]).bit_count()
+    high = n == 2 if style == 2 else not n % 2
+    return losing[-1] if high else losing[0]
 
 
 def signalling_model(
-    model: Callable[[PlayState], Card], partner: int, counts: bool = False
+    model: Callable[[PlayState], Card], partner: int, counts: int = 0, discards: bool = True
 ) -> Callable[[PlayState], Card]:
     """``model`` for every seat, but the partner discarding by the signal where
-    ``model`` would discard a side card, and (``counts``) following by the count
-    signal where ``model`` would follow without taking the trick."""
+    ``model`` would discard a side card (``discards``), and (``counts``, the count signal's
+    style: :func:`signal_follow`) following by the count signal where ``model``
+    would follow without taking the trick."""
 
     def play(st: PlayState) -> Card:
         card = model(st)
@@ -104,9 +117,9 @@ def signalling_model(
             cards = [c for _, c in st.trick]
             if winning_index([*cards, card], st.trump) == len(cards):
                 return card  # it takes the trick: no signal
-            signal = signal_follow(st.hand, st.legal, st.trick, st.trump)
+            signal = signal_follow(st.hand, st.legal, st.trick, st.trump, counts)
             return card if signal is None else signal
-        if card // 13 == st.trump:
+        if card // 13 == st.trump or not discards:
             return card  # ruffing: no discard
         signal = signal_discard(st.hand, st.legal, led, st.trump)
         return card if signal is None else signal

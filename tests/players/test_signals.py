@@ -120,9 +120,9 @@ def test_the_search_reads_the_partners_discards_by_the_signal(monkeypatch) -> No
 
     read_for = []
 
-    def spy(model, partner, counts):
-        read_for.append((partner, counts))
-        return signalling_model(model, partner, counts)
+    def spy(model, partner, counts, discards):
+        read_for.append((partner, counts, discards))
+        return signalling_model(model, partner, counts, discards)
 
     monkeypatch.setattr(dds_search, "signalling_model", spy)
     m, _ = Match.new(Variant.four(), 720)
@@ -130,11 +130,12 @@ def test_the_search_reads_the_partners_discards_by_the_signal(monkeypatch) -> No
     while m.phase is not Phase.PLAY or len(m.tricks) < 2:
         m.apply(m.turn, rules.act(m.view(m.turn)))
     view = m.view(m.turn)
-    for on, counts in ((False, False), (True, False), (True, True)):
+    for on, counts in ((False, 0), (True, 0), (True, 1), (False, 2)):
         p = HardPlayer(seed=1, time_budget=30.0)
         p.max_samples, p.signal_discards, p.signal_counts = 4, on, counts
         p.act(view)
-    assert read_for == [((m.turn + 2) % 4, False), ((m.turn + 2) % 4, True)]
+    partner = (m.turn + 2) % 4
+    assert read_for == [(partner, 0, True), (partner, 1, True), (partner, 2, False)]
 
 
 def test_the_count_signal_high_from_even_low_from_odd() -> None:
@@ -149,6 +150,32 @@ def test_the_count_signal_high_from_even_low_from_odd() -> None:
     # one losing card: nothing to choose; cannot follow: no count signal
     assert signal_follow(_m("9♦", "2♦"), _m("9♦", "2♦"), trick, trump=S) is None
     assert signal_follow(_m("K♣", "2♣"), _m("K♣", "2♣"), trick, trump=S) is None
+
+
+def test_the_short_count_signal_high_from_a_doubleton_low_from_more() -> None:
+    trick = ((0, parse_card("A♦")),)
+    doubleton = _m("9♦", "3♦", "K♣")
+    assert signal_follow(doubleton, doubleton & SUIT_MASKS[D], trick, S, 2) == parse_card("9♦")
+    for more in (_m("9♦", "5♦", "3♦"), _m("9♦", "5♦", "3♦", "2♦", "K♣")):
+        assert signal_follow(more, more & SUIT_MASKS[D], trick, S, 2) == (more & -more).bit_length() - 1
+    # parity would have played the 9 from four
+    four = _m("9♦", "5♦", "3♦", "2♦")
+    assert signal_follow(four, four, trick, S, 1) == parse_card("9♦")
+    # a doubleton with a card that would win: one losing card, no signal
+    trick = ((0, parse_card("6♦")),)
+    assert signal_follow(doubleton, doubleton & SUIT_MASKS[D], trick, S, 2) is None
+
+
+def test_the_count_read_without_the_discard_signal() -> None:
+    hand = _m("9♦", "3♦", "K♣")
+    st = _state(2, hand, ((1, parse_card("A♦")),), trump=S)
+    assert signalling_model(rule_card, partner=2, counts=2, discards=False)(st) == parse_card("9♦")
+    st = _state(2, _m("9♣", "2♣", "K♥", "3♥"), ((1, parse_card("A♦")),), trump=S)
+    # cannot follow: the discard signal (the 3 of hearts, under the king) read
+    # only when it is on
+    assert signalling_model(rule_card, 2, counts=2)(st) == parse_card("3♥")
+    assert rule_card(st) != parse_card("3♥")
+    assert signalling_model(rule_card, 2, counts=2, discards=False)(st) == rule_card(st)
 
 
 def test_the_model_reads_the_partners_count_only_when_asked() -> None:
