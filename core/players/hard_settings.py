@@ -77,10 +77,12 @@ class HardSettings:
     #: signal, +0.1 points (SE 0.6) over 1,000 pairs: seldom given, so off
     #: (RESULTS.md, "Issue 25, fourteenth session").
     signal_discards = False
-    #: ... and, with it, a count signal when following suit without taking the
-    #: trick (:func:`.signals.signal_follow`): −0.7 points (SE 0.8) over 1,000
-    #: pairs, so off (RESULTS.md, "Issue 25, fourteenth session").
-    signal_counts = False
+    #: 4 players: a count signal when following suit without taking the trick
+    #: (:func:`.signals.signal_follow`), read by the partner; 0 off, 1 parity (high
+    #: from an even number), 2 high from a doubleton. Parity, with the discard
+    #: signal: −0.7 points (SE 0.8) over 1,000 pairs, so off (RESULTS.md, "Issue
+    #: 25, fourteenth session").
+    signal_counts = 0
     #: How much of the best card's mean score (points of the hand) a signal may
     #: give up: 0 signals only among cards the search finds equal. Sampled means
     #: differ by noise far more often than by a real trick, so a small tolerance
