@@ -8,7 +8,8 @@ aces, kings and queens its partner holds, 4 only its partner's trumps, 5 only wh
 aces its partner holds, 6 only how many cards of each suit its partner holds, 7
 only which suits it holds at most one card of, and how many; 8 and 9 as 6 and 7,
 but each suit only once the partner has played a card of it, as a perfect count
-signal would tell it), so what it gains over hard bounds what
+signal would tell it; 10 the partner's cards of each suit once it has played a
+card of it), so what it gains over hard bounds what
 perfect understanding with the partner (signals), or perfect reading of the
 opponents (inference), could be worth to hard's search.
 """
@@ -55,7 +56,8 @@ class SightedHardPlayer(HardPlayer):
     #: partner's trumps; 5: which aces the partner holds; 6: how many cards of each
     #: suit the partner holds; 7: which suits it holds at most one card of (and so
     #: that it holds two or more of the others); 8, 9: as 6, 7, for the suits the
-    #: partner has played a card of this hand (nothing of the others).
+    #: partner has played a card of this hand (nothing of the others); 10: its
+    #: cards of the suits it has played a card of.
     sighted = 1
 
     def __init__(self, seed: int | None = None, time_budget: float = 1.0) -> None:
@@ -72,15 +74,18 @@ class SightedHardPlayer(HardPlayer):
             return super()._knowledge(view)
         me = view.seat
         partner = (me + 2) % 4
+        told = 0b1111
+        if self.sighted >= 8:
+            told = 0
+            for plays in [t.plays for t in view.tricks] + [view.trick]:
+                for seat, card in plays:
+                    if seat == partner:
+                        told |= 1 << (card // 13)
+        if self.sighted == 10:
+            among = sum(SUIT_MASKS[u] for u in range(4) if told >> u & 1)
+            return _Shown(view, {partner: (m.hands[partner] & among, among)})
         if self.sighted in (6, 7, 8, 9):
             held = m.hands[partner]
-            told = 0b1111
-            if self.sighted >= 8:
-                told = 0
-                for plays in [t.plays for t in view.tricks] + [view.trick]:
-                    for seat, card in plays:
-                        if seat == partner:
-                            told |= 1 << (card // 13)
             exact = self.sighted in (6, 8)
             ranges = []
             for u in range(4):

@@ -149,6 +149,31 @@ def test_shown_the_lengths_of_the_suits_the_partner_has_played_only(sighted: int
     assert told and guessed
 
 
+def test_shown_the_partners_cards_of_the_suits_it_has_played() -> None:
+    rng = random.Random(8)
+    guessed = 0
+    for seed, plays in [(51, 3), (52, 7), (53, 11), (54, 18)]:
+        m = _mid_hand(seed, plays)
+        me = m.turn
+        partner = (me + 2) % 4
+        view = m.view(me)
+        played = {c // 13 for t in view.tricks for s, c in t.plays if s == partner}
+        played |= {c // 13 for s, c in view.trick if s == partner}
+        player = make_player("hard-sighted", seed=1, time_budget=0.05)
+        player.sighted = 10
+        player.see(m)
+        know = player._knowledge(view)
+        for _ in range(20):
+            hands = view_sample(view, know, rng)
+            for u in range(4):
+                mine, real = hands[partner] & SUIT_MASKS[u], m.hands[partner] & SUIT_MASKS[u]
+                if u in played:
+                    assert mine == real
+                else:
+                    guessed += mine != real
+    assert guessed
+
+
 def test_unshown_it_samples_as_hard_does() -> None:
     m = _mid_hand(15, 10)
     view = m.view(m.turn)
