@@ -28,7 +28,7 @@ from .knowledge import Knowledge
 from .particles import DealPool, hand_key
 from .policies import policy
 from .search import SearchMatch, hand_value, playout, settled
-from .signals import SequenceModel, signalling_model
+from .signals import CountModel, SequenceModel, signalling_model
 
 __all__ = ["DdsSearch"]
 
@@ -138,9 +138,13 @@ class DdsSearch:
         )
         infer = bool(view.tricks or view.trick) and min(surprise) < 1.0
         model = policy(st.inference_policy)
-        if st.signal_discards or st.signal_counts:
-            partner = (me + 2) % 4
-            model = signalling_model(model, partner, int(st.signal_counts), st.signal_discards)
+        partner = (me + 2) % 4
+        counts = int(st.signal_counts)
+        apart = counts and st.surprise_count < 1.0  # the count read apart from the rest
+        if st.signal_discards or (counts and not apart):
+            model = signalling_model(model, partner, 0 if apart else counts, st.signal_discards)
+        if apart:
+            model = CountModel(model, partner, counts, st.surprise_count)
         if st.sequence_signals:
             model = SequenceModel(model, (me + 2) % 4, st.surprise_sequence)
         weight_playouts = st.playout_weight if view.trick or st.lead_playouts else 0.0

@@ -126,7 +126,11 @@ class HardPlayer(HardSettings, RulePlayer):
             means[rule] += prior / math.sqrt(samples)
         best = max(means.values())
         good = [c for c in distinct if means[c] >= best - 1e-9]
-        if (self.signal_discards or self.signal_counts) and view.trick and view.variant.players == 4:
+        if (
+            (self.signal_discards or self.signal_counts)
+            and view.trick
+            and view.variant.players == 4
+        ):
             # cards the search finds as good as the best, within the tolerance
             near = [c for c in distinct if means[c] >= best - self.signal_tolerance - 1e-9]
             signal = None

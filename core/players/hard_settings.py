@@ -83,6 +83,10 @@ class HardSettings:
     #: signal: −0.7 points (SE 0.8) over 1,000 pairs, so off (RESULTS.md, "Issue
     #: 25, fourteenth session").
     signal_counts = 0
+    #: ... read with this factor for each of the partner's follows that breaks it
+    #: (1.0: read as the partner's other plays are, through the model of its play
+    #: and ``surprise_partner``).
+    surprise_count = 1.0
     #: How much of the best card's mean score (points of the hand) a signal may
     #: give up: 0 signals only among cards the search finds equal. Sampled means
     #: differ by noise far more often than by a real trick, so a small tolerance

@@ -26,7 +26,7 @@ from .knowledge import Knowledge
 from .rules import PlayState, rule_card
 from .runs import same_choice
 from .search import view_sample
-from .signals import sequence_card
+from .signals import sequence_card, signal_follow
 from .trump_prior import choice_weight
 
 __all__ = ["Plays", "play_likelihood", "unseen_by_others", "weighted_deal"]
@@ -66,6 +66,9 @@ class Plays:
     """
 
     __slots__ = (
+        "_count_style",
+        "_count_surprise",
+        "_counts",
         "_judged",
         "_n",
         "_policy",
@@ -98,6 +101,10 @@ class Plays:
         self._sequences = (
             getattr(policy, "sequence_seat", -1) if self._sequence_surprise < 1 else -1
         )
+        # the seat that signals its length when following (:class:`.signals.CountModel`)
+        self._count_surprise = _found(policy, "count_surprise", 1.0)
+        self._counts = _found(policy, "count_seat", -1) if self._count_surprise < 1 else -1
+        self._count_style = _found(policy, "count_style", 0)
         n = self._n = len(view.hand_sizes)
         plays_by_trick = [t.plays for t in view.tricks]
         if view.trick:
@@ -181,6 +188,13 @@ class Plays:
             if s == self._sequences and sequence_card(c, h, others, not trick) != c:
                 weight *= self._sequence_surprise
                 continue
+            if s == self._counts and c // 13 == led:
+                cards = [p for _, p in trick]
+                signal = signal_follow(h, legal, trick, trump, self._count_style)
+                if signal is not None and winning_index([*cards, c], trump) != len(cards):
+                    if not same_choice(signal, c, h, live):
+                        weight *= self._count_surprise
+                    continue
             if legal >> c & 1:
                 # All the legal cards one run of a suit (nothing another seat may
                 # hold between them): whatever the model picks, it is the same choice.
@@ -204,6 +218,15 @@ class Plays:
             if not same_choice(policy(st), c, h, live):
                 weight *= surprise[s]
         return weight
+
+
+def _found(policy, name: str, default):
+    """``policy``'s attribute ``name``, or that of the model it wraps (``.model``)."""
+    while policy is not None:
+        if hasattr(policy, name):
+            return getattr(policy, name)
+        policy = getattr(policy, "model", None)
+    return default
 
 
 def unseen_by_others(view: SeatView, know: Knowledge) -> CardSet:

@@ -31,6 +31,7 @@ from .rules import PlayState
 from .runs import run_of
 
 __all__ = [
+    "CountModel",
     "SequenceModel",
     "sequence_card",
     "signal_discard",
@@ -149,6 +150,27 @@ class SequenceModel:
         self.model = model
         self.sequence_seat = partner
         self.sequence_surprise = surprise
+
+    def __call__(self, st: PlayState) -> Card:
+        return self.model(st)
+
+
+class CountModel:
+    """A model of the others' play whose ``count_seat`` (the partner) follows by the
+    count signal of ``count_style`` (:func:`signal_follow`) whenever it does not
+    take the trick: the inference (:class:`.inference.Plays`) weighs a deal by
+    ``count_surprise`` for each such play of the partner's that breaks it there,
+    apart from the partner's factor for the rest of its play."""
+
+    __slots__ = ("count_seat", "count_style", "count_surprise", "model")
+
+    def __init__(
+        self, model: Callable[[PlayState], Card], partner: int, style: int, surprise: float
+    ) -> None:
+        self.model = model
+        self.count_seat = partner
+        self.count_style = style
+        self.count_surprise = surprise
 
     def __call__(self, st: PlayState) -> Card:
         return self.model(st)

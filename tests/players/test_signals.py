@@ -157,7 +157,10 @@ def test_the_short_count_signal_high_from_a_doubleton_low_from_more() -> None:
     doubleton = _m("9♦", "3♦", "K♣")
     assert signal_follow(doubleton, doubleton & SUIT_MASKS[D], trick, S, 2) == parse_card("9♦")
     for more in (_m("9♦", "5♦", "3♦"), _m("9♦", "5♦", "3♦", "2♦", "K♣")):
-        assert signal_follow(more, more & SUIT_MASKS[D], trick, S, 2) == (more & -more).bit_length() - 1
+        assert (
+            signal_follow(more, more & SUIT_MASKS[D], trick, S, 2)
+            == (more & -more).bit_length() - 1
+        )
     # parity would have played the 9 from four
     four = _m("9♦", "5♦", "3♦", "2♦")
     assert signal_follow(four, four, trick, S, 1) == parse_card("9♦")
@@ -312,4 +315,54 @@ def test_the_inference_reads_the_partners_run_by_the_signal() -> None:
     assert spare
     moved[holder] &= ~spare
     moved[leader] |= spare
+    assert read.likelihood(moved) == 1.0
+
+
+def test_the_count_read_apart_weighs_a_deal_whose_partner_breaks_it() -> None:
+    """The partner follows low from a doubleton under an opponent's lead: with
+    the doubleton count (style 2) read apart, that deal weighs ``count_surprise``;
+    a deal giving it a third, higher card of the suit (low from three keeps the
+    signal) weighs 1; the model's other reading is unchanged."""
+    from core.players.inference import Plays
+    from core.players.signals import CountModel
+
+    for seed in range(760, 900):
+        m, _ = Match.new(Variant.four(), seed)
+        rules = make_player("normal0", seed=1)
+        while m.phase is not Phase.PLAY:
+            m.apply(m.turn, rules.act(m.view(m.turn)))
+        leader = m.turn
+        lead = max(m.view(leader).hand, key=lambda c: c % 13)
+        partner = (leader + 1) % 4
+        suit = mask_of(m.view(partner).hand) & SUIT_MASKS[lead // 13]
+        low = (suit & -suit).bit_length() - 1
+        # two cards of the suit, both under the lead and not touching
+        if suit.bit_count() == 2 and low + 1 < suit.bit_length() - 1 < lead:
+            break
+    m.apply(leader, next(a for a in m.view(leader).legal if a.card == lead))
+    m.apply(partner, next(a for a in m.view(partner).legal if a.card == low))
+    me = (partner + 2) % 4
+    view = m.view(me)
+    real = [mask_of(m.view(s).hand) for s in range(4)]
+    surprise = tuple(1.0 if s == me else 0.5 for s in range(4))
+    plays = {leader: lead, partner: low}
+
+    def model(st: PlayState) -> int:  # the model expects the plays made
+        return plays[st.seat]
+
+    assert Plays(view, surprise, model).likelihood(real) == 1.0
+    read = Plays(view, surprise, CountModel(model, partner, 2, 0.25))
+    assert read.likelihood(real) == 0.25
+    # a third card of the suit, above the one played, from a seat that holds one
+    higher = [
+        c for c in range(low + 1, 13 * (low // 13 + 1)) if not (real[partner] | 1 << lead) >> c & 1
+    ]
+    holder = next(s for s in range(4) if s not in (partner, leader) and real[s] & (1 << higher[0]))
+    moved = list(real)
+    moved[holder] &= ~(1 << higher[0])
+    moved[partner] |= 1 << higher[0]
+    spare = moved[partner] & ~SUIT_MASKS[low // 13]
+    spare &= -spare
+    moved[partner] &= ~spare
+    moved[holder] |= spare
     assert read.likelihood(moved) == 1.0
