@@ -33,7 +33,7 @@ from .clock import Clock, CostTable, OutOfTime
 if TYPE_CHECKING:
     from endplay import _dds
 
-__all__ = ["ABANDONED_COSTS", "DDS_COSTS", "dds", "solve"]
+__all__ = ["ABANDONED_COSTS", "DDS_COSTS", "dds", "solve", "wait_idle"]
 
 
 @functools.cache
@@ -144,6 +144,13 @@ def _drain() -> None:
     running in it then crashes the process (exit status 139 after a clean run)."""
     if _BUSY.acquire(timeout=5.0):
         _BUSY.release()
+
+
+def wait_idle() -> None:
+    """Return once no solve is running: one a decision gave up on runs to its end
+    first (a measurement of this process's CPU should not count it)."""
+    with _BUSY:
+        pass
 
 
 def _submit(job: _Job) -> None:
