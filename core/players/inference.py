@@ -97,10 +97,8 @@ class Plays:
         self._surprise = surprise
         self._policy = policy
         # the seat that signals by which card of a run it plays (:mod:`.signals`)
-        self._sequence_surprise = getattr(policy, "sequence_surprise", 1.0)
-        self._sequences = (
-            getattr(policy, "sequence_seat", -1) if self._sequence_surprise < 1 else -1
-        )
+        self._sequence_surprise = _found(policy, "sequence_surprise", 1.0)
+        self._sequences = _found(policy, "sequence_seat", -1) if self._sequence_surprise < 1 else -1
         # the seat that signals its length when following (:class:`.signals.CountModel`)
         self._count_surprise = _found(policy, "count_surprise", 1.0)
         self._counts = _found(policy, "count_seat", -1) if self._count_surprise < 1 else -1

@@ -121,7 +121,7 @@ def signalling_model(
             signal = signal_follow(st.hand, st.legal, st.trick, st.trump, counts)
             return card if signal is None else signal
         if card // 13 == st.trump or not discards:
-            return card  # ruffing: no discard
+            return card  # ruffing, or discards not read: no discard signal
         signal = signal_discard(st.hand, st.legal, led, st.trump)
         return card if signal is None else signal
 

@@ -21,6 +21,12 @@ def _mid_hand(seed: int, plays: int) -> Match:
     return played(Variant.four(), seed, plays, make_player("normal0", seed=seed))
 
 
+def _suits_played(view, seat: int) -> set[int]:
+    """The suits ``seat`` has played a card of this hand."""
+    plays = [p for t in view.tricks for p in t.plays] + list(view.trick)
+    return {c // 13 for s, c in plays if s == seat}
+
+
 def test_sighted_is_an_arena_level_not_a_lobby_level() -> None:
     assert "hard-sighted" in ARENA_LEVELS and "hard-sighted" not in LEVELS
 
@@ -128,8 +134,7 @@ def test_shown_the_lengths_of_the_suits_the_partner_has_played_only(sighted: int
         me = m.turn
         partner = (me + 2) % 4
         view = m.view(me)
-        played = {c // 13 for t in view.tricks for s, c in t.plays if s == partner}
-        played |= {c // 13 for s, c in view.trick if s == partner}
+        played = _suits_played(view, partner)
         player = make_player("hard-sighted", seed=1, time_budget=0.05)
         player.sighted = sighted
         player.see(m)
@@ -157,8 +162,7 @@ def test_shown_the_partners_cards_of_the_suits_it_has_played() -> None:
         me = m.turn
         partner = (me + 2) % 4
         view = m.view(me)
-        played = {c // 13 for t in view.tricks for s, c in t.plays if s == partner}
-        played |= {c // 13 for s, c in view.trick if s == partner}
+        played = _suits_played(view, partner)
         player = make_player("hard-sighted", seed=1, time_budget=0.05)
         player.sighted = 10
         player.see(m)

@@ -6,7 +6,6 @@ signal when following suit too."""
 from __future__ import annotations
 
 from core.cards import SUIT_MASKS, mask_of, parse_card
-from core.match import Match, Phase
 from core.players import make_player
 from core.players.hard import HardPlayer
 from core.players.knowledge import Knowledge
@@ -125,10 +124,8 @@ def test_the_search_reads_the_partners_discards_by_the_signal(monkeypatch) -> No
         return signalling_model(model, partner, counts, discards)
 
     monkeypatch.setattr(dds_search, "signalling_model", spy)
-    m, _ = Match.new(Variant.four(), 720)
-    rules = make_player("normal0", seed=1)
-    while m.phase is not Phase.PLAY or len(m.tricks) < 2:
-        m.apply(m.turn, rules.act(m.view(m.turn)))
+    m = played(Variant.four(), 720, 8, make_player("normal0", seed=1))  # two tricks
+    assert len(m.tricks) == 2
     view = m.view(m.turn)
     for on, counts in ((False, 0), (True, 0), (True, 1), (False, 2)):
         p = HardPlayer(seed=1, time_budget=30.0)
@@ -279,10 +276,7 @@ def test_the_inference_reads_the_partners_run_by_the_signal() -> None:
     from core.players.signals import SequenceModel
 
     for seed in range(740, 760):
-        m, _ = Match.new(Variant.four(), seed)
-        rules = make_player("normal0", seed=1)
-        while m.phase is not Phase.PLAY:
-            m.apply(m.turn, rules.act(m.view(m.turn)))
+        m = played(Variant.four(), seed, 0, make_player("normal0", seed=1))
         leader = m.turn
         hand = mask_of(m.view(leader).hand)
         # the partner leads the lower of two touching cards of a suit
@@ -327,10 +321,7 @@ def test_the_count_read_apart_weighs_a_deal_whose_partner_breaks_it() -> None:
     from core.players.signals import CountModel
 
     for seed in range(760, 900):
-        m, _ = Match.new(Variant.four(), seed)
-        rules = make_player("normal0", seed=1)
-        while m.phase is not Phase.PLAY:
-            m.apply(m.turn, rules.act(m.view(m.turn)))
+        m = played(Variant.four(), seed, 0, make_player("normal0", seed=1))
         leader = m.turn
         lead = max(m.view(leader).hand, key=lambda c: c % 13)
         partner = (leader + 1) % 4
